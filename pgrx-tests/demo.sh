@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The main job, end to end, set-up included (idempotent, quick when already set up): build and
+# install pg_snowflake, start a throwaway PostgreSQL with the library preloaded and a machine id
+# set, create a table keyed by DEFAULT snowflake_nextval(), insert rows, print the ids with their
+# decoded parts, then stop the server and remove it.
+#
+# Usage: bash pgrx-tests/demo.sh        (MACHINE_ID=42 bash pgrx-tests/demo.sh for another id)
+set -euo pipefail
+# shellcheck source=pgrx-tests/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ensure_setup
+new_scratch
+install_extension
+
+say "starting a throwaway PostgreSQL $PG_MAJOR in $SCRATCH"
+init_cluster demo "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = ${MACHINE_ID:-7}"
+start_cluster demo
+
+say "inserting rows and decoding their ids"
+psql_on demo -e <<'SQL'
+CREATE EXTENSION pg_snowflake;
+CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
+INSERT INTO orders(item) VALUES ('book') RETURNING id, (snowflake_decode(id)).*;
+INSERT INTO orders(item) SELECT 'item ' || g FROM generate_series(1, 5) g;
+SELECT o.id, o.item, d.ts, d.machine_id, d.sequence
+FROM orders o, LATERAL snowflake_decode(o.id) d
+ORDER BY o.id DESC;
+SQL
+say "done; the server and its data are removed"

@@ -1,0 +1,7 @@
+-- conf: shared_preload_libraries = 'pg_snowflake'
+-- conf: snowflake.machine_id = 0
+-- conf: snowflake.machine_bits = 0
+-- log: WARNING:  pg_snowflake cannot generate ids: snowflake.machine_bits = 0 is out of range (1 to 24)
+\ir ../include/error_of.sql
+CREATE EXTENSION pg_snowflake;
+SELECT * FROM error_of('SELECT snowflake_nextval()');

@@ -1,0 +1,8 @@
+-- conf: shared_preload_libraries = 'pg_snowflake'
+-- conf: snowflake.machine_id = 128
+-- conf: snowflake.machine_bits = 7
+-- conf: snowflake.sequence_bits = 14
+-- log: WARNING:  pg_snowflake cannot generate ids: snowflake.machine_id 128 does not fit in snowflake.machine_bits = 7 (0 to 127)
+\ir ../include/error_of.sql
+CREATE EXTENSION pg_snowflake;
+SELECT * FROM error_of('SELECT snowflake_nextval()');

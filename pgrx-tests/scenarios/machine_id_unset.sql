@@ -1,0 +1,11 @@
+-- conf: shared_preload_libraries = 'pg_snowflake'
+-- log: WARNING:  pg_snowflake cannot generate ids: snowflake.machine_id is not set
+-- The library is preloaded but snowflake.machine_id is left at its default, -1 (unset):
+-- generation refuses with a hint; decoding needs only the layout, so it works.
+\ir ../include/error_of.sql
+CREATE EXTENSION pg_snowflake;
+SHOW snowflake.machine_id;
+SELECT * FROM error_of('SELECT snowflake_nextval()');
+CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
+SELECT * FROM error_of($$INSERT INTO orders(item) VALUES ('book')$$);
+SELECT * FROM snowflake_decode(4194304 | (3 << 12) | 5);

@@ -1,0 +1,167 @@
+//! Every error a user can meet: its SQLSTATE, a message naming the setting or value at fault, and a
+//! hint saying what to do. Pure Rust, so the wording is unit-tested; `sql_api` raises them.
+
+use crate::civil::format_utc;
+use pgrx::pg_sys::panic::ErrorReport;
+use pgrx::{PgLogLevel, PgSqlErrorCode};
+use crate::layout::{Layout, MAX_FIELD_BITS, MIN_FIELD_BITS, MIN_TIMESTAMP_BITS};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The library was loaded by a backend, not by `shared_preload_libraries`.
+    NotPreloaded,
+    MachineIdUnset { max: i64 },
+    MachineIdOutOfRange { machine_id: i64, machine_bits: u32 },
+    /// PostgreSQL refused the text of an integer setting and would have kept the default.
+    SettingNotAccepted { setting: &'static str, text: String },
+    FieldWidth { setting: &'static str, bits: u32 },
+    TooFewTimestampBits { machine_bits: u32, sequence_bits: u32 },
+    EpochUnparsable { text: String, reason: String },
+    EpochBefore1970 { epoch_ms: i64 },
+    /// The clock reads before the epoch: at start this is an epoch in the future.
+    ClockBeforeEpoch { epoch_ms: i64, now_ms: i64 },
+    TimestampExhausted { layout: Layout },
+    /// The clock is behind the last issued tick, whose sequence is used up, and did not catch up
+    /// within `snowflake.max_clock_wait`.
+    ClockBehind { behind_ms: i64, waited_ms: i64 },
+    HotStandby,
+    NegativeId { id: i64 },
+    /// A decoded time outside the range of `timestamptz`.
+    TimeOutOfRange { id: i64 },
+}
+
+impl Error {
+    pub fn sqlstate(&self) -> PgSqlErrorCode {
+        use PgSqlErrorCode::*;
+        match self {
+            Error::NotPreloaded | Error::MachineIdUnset { .. } => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            Error::MachineIdOutOfRange { .. }
+            | Error::SettingNotAccepted { .. }
+            | Error::FieldWidth { .. }
+            | Error::TooFewTimestampBits { .. }
+            | Error::EpochUnparsable { .. }
+            | Error::EpochBefore1970 { .. }
+            | Error::ClockBeforeEpoch { .. }
+            | Error::TimestampExhausted { .. }
+            | Error::NegativeId { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
+            // The fault lies outside PostgreSQL, in the system clock.
+            Error::ClockBehind { .. } => ERRCODE_SYSTEM_ERROR,
+            // As nextval() on a standby.
+            Error::HotStandby => ERRCODE_READ_ONLY_SQL_TRANSACTION,
+            Error::TimeOutOfRange { .. } => ERRCODE_DATETIME_FIELD_OVERFLOW,
+        }
+    }
+
+    /// Raises this error in the calling backend; never returns.
+    pub fn raise(&self) -> ! {
+        ErrorReport::new(self.sqlstate(), self.message(), "pg_snowflake")
+            .set_hint(self.hint())
+            .report(PgLogLevel::ERROR);
+        unreachable!("an ERROR report does not return")
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            Error::NotPreloaded => {
+                "pg_snowflake is not loaded through shared_preload_libraries".into()
+            }
+            Error::MachineIdUnset { .. } => "snowflake.machine_id is not set".into(),
+            Error::MachineIdOutOfRange { machine_id, machine_bits } => format!(
+                "snowflake.machine_id {machine_id} does not fit in snowflake.machine_bits = {machine_bits} (0 to {})",
+                (1_i64 << machine_bits) - 1
+            ),
+            Error::SettingNotAccepted { setting, text } => {
+                format!("{setting} = {text:?} was not accepted, so the layout would silently be the default")
+            }
+            Error::FieldWidth { setting, bits } => {
+                format!("{setting} = {bits} is out of range ({MIN_FIELD_BITS} to {MAX_FIELD_BITS})")
+            }
+            Error::TooFewTimestampBits { machine_bits, sequence_bits } => format!(
+                "snowflake.machine_bits = {machine_bits} and snowflake.sequence_bits = {sequence_bits} leave {} timestamp bits, fewer than {MIN_TIMESTAMP_BITS}",
+                63 - (machine_bits + sequence_bits).min(63)
+            ),
+            Error::EpochUnparsable { text, reason } => {
+                format!("snowflake.epoch {text:?} is not a timestamp with a UTC offset: {reason}")
+            }
+            Error::EpochBefore1970 { epoch_ms } => {
+                format!("snowflake.epoch {} is before 1970-01-01 00:00:00+00", format_utc(*epoch_ms))
+            }
+            Error::ClockBeforeEpoch { epoch_ms, now_ms } => format!(
+                "snowflake.epoch {} is in the future: the clock reads {}",
+                format_utc(*epoch_ms),
+                format_utc(*now_ms)
+            ),
+            Error::TimestampExhausted { layout } => format!(
+                "the {}-bit timestamp field from snowflake.epoch {} ran out at {}",
+                layout.timestamp_bits(),
+                format_utc(layout.epoch_ms()),
+                format_utc(layout.end_unix_ms())
+            ),
+            Error::ClockBehind { behind_ms, waited_ms } => format!(
+                "the system clock is {behind_ms} ms behind the last issued snowflake id; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
+            ),
+            Error::HotStandby => "cannot generate snowflake ids on a hot standby".into(),
+            Error::NegativeId { id } => format!("snowflake id {id} is negative"),
+            Error::TimeOutOfRange { id } => {
+                format!("the time of snowflake id {id} is outside the range of timestamptz")
+            }
+        }
+    }
+
+    pub fn hint(&self) -> String {
+        match self {
+            Error::NotPreloaded => "Add pg_snowflake to shared_preload_libraries in postgresql.conf, set snowflake.machine_id, and restart the server.".into(),
+            Error::MachineIdUnset { max } => format!(
+                "Set snowflake.machine_id (0 to {max}) in postgresql.conf, or with -c on the server's command line, to a value no other server uses, and restart. Derive it from something unique such as a StatefulSet ordinal; never copy it between servers."
+            ),
+            Error::SettingNotAccepted { .. } => "Write the setting as a plain integer (see the server log for why it was refused) and restart.".into(),
+            Error::MachineIdOutOfRange { .. } => "Choose a machine id in range, or raise snowflake.machine_bits (every server must use the same layout), and restart.".into(),
+            Error::FieldWidth { .. } | Error::TooFewTimestampBits { .. } => format!(
+                "snowflake.machine_bits + snowflake.sequence_bits may total at most {}; the default 10 + 12 leaves 41 timestamp bits (69 years). Fix the settings and restart.",
+                63 - MIN_TIMESTAMP_BITS
+            ),
+            Error::EpochUnparsable { .. } => "Write the epoch as in 2025-01-01 00:00:00+00, with an explicit UTC offset, and restart.".into(),
+            Error::EpochBefore1970 { .. } => "Choose an epoch close to, and before, the first id you issue, and restart.".into(),
+            Error::ClockBeforeEpoch { .. } => "Check the system clock; if it is right, choose an epoch in the past and restart.".into(),
+            Error::TimestampExhausted { .. } => "Choose a later snowflake.epoch or give the timestamp more bits (fewer machine or sequence bits), and restart. Ids already issued under the old layout will not decode under the new one.".into(),
+            Error::ClockBehind { .. } => "The clock was stepped backwards. Check the server's time synchronisation (run NTP in slew mode); to wait longer, raise snowflake.max_clock_wait and reload.".into(),
+            Error::HotStandby => "Generate ids on the primary. A standby carries the primary's machine id; give it its own before promoting it.".into(),
+            Error::NegativeId { .. } => "Snowflake ids are never negative: check where this value came from.".into(),
+            Error::TimeOutOfRange { .. } => "The id was not made with this server's layout: check snowflake.epoch and the bit settings.".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_setting_or_value_at_fault() {
+        let cases = [
+            (Error::MachineIdUnset { max: 1023 }, "snowflake.machine_id"),
+            (Error::MachineIdOutOfRange { machine_id: 128, machine_bits: 7 }, "128"),
+            (Error::FieldWidth { setting: "snowflake.sequence_bits", bits: 30 }, "snowflake.sequence_bits = 30"),
+            (Error::TooFewTimestampBits { machine_bits: 20, sequence_bits: 20 }, "leave 23 timestamp bits"),
+            (Error::ClockBeforeEpoch { epoch_ms: 1_735_689_600_000, now_ms: 0 }, "snowflake.epoch 2025-01-01 00:00:00+00 is in the future"),
+            (Error::NegativeId { id: -5 }, "-5"),
+            (Error::ClockBehind { behind_ms: 5000, waited_ms: 1000 }, "5000 ms behind"),
+        ];
+        for (e, needle) in cases {
+            assert!(e.message().contains(needle), "{:?}: {}", e, e.message());
+            assert!(e.hint().ends_with('.'));
+        }
+        assert!(Error::MachineIdUnset { max: 1023 }.hint().contains("0 to 1023"));
+        assert_eq!(Error::NegativeId { id: -1 }.sqlstate(), PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE);
+        assert_eq!(Error::HotStandby.sqlstate(), PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION);
+    }
+
+    #[test]
+    fn exhaustion_message_gives_the_date() {
+        let l = Layout::new(0, 16, 9).unwrap();
+        assert_eq!(
+            Error::TimestampExhausted { layout: l }.message(),
+            "the 38-bit timestamp field from snowflake.epoch 1970-01-01 00:00:00+00 ran out at 1978-09-17 10:58:26.944+00"
+        );
+    }
+}

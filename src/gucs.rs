@@ -1,0 +1,133 @@
+//! The `snowflake.*` settings. The layout and the machine id are PGC_POSTMASTER, so every backend
+//! agrees on them and they are read once, at server start ([`crate::startup`]); only
+//! `snowflake.max_clock_wait` can change by reload.
+
+use crate::error::Error;
+use crate::layout::Layout;
+use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
+use pgrx::pg_sys;
+use std::ffi::{CStr, CString};
+
+pub const DEFAULT_EPOCH: &CStr = c"2025-01-01 00:00:00+00";
+
+static MACHINE_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
+static MACHINE_BITS: GucSetting<i32> = GucSetting::<i32>::new(10);
+static SEQUENCE_BITS: GucSetting<i32> = GucSetting::<i32>::new(12);
+static EPOCH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(DEFAULT_EPOCH));
+static MAX_CLOCK_WAIT: GucSetting<i32> = GucSetting::<i32>::new(1000);
+
+/// What the settings file said for the integer layout settings, read before they are defined:
+/// PostgreSQL replaces a value it cannot parse by the default with only a WARNING, and a layout
+/// must never silently fall back to a default.
+pub struct RawSettings {
+    machine_id: Option<String>,
+    machine_bits: Option<String>,
+    sequence_bits: Option<String>,
+}
+
+fn raw(name: &CStr) -> Option<String> {
+    // SAFETY: called in the postmaster while it loads libraries; the result is copied at once.
+    let p = unsafe { pg_sys::GetConfigOption(name.as_ptr(), true, false) };
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+/// Defines every setting. Call only while `shared_preload_libraries` load: defining a
+/// PGC_POSTMASTER setting later is FATAL to the backend.
+pub fn define() -> RawSettings {
+    let raw = RawSettings {
+        machine_id: raw(c"snowflake.machine_id"),
+        machine_bits: raw(c"snowflake.machine_bits"),
+        sequence_bits: raw(c"snowflake.sequence_bits"),
+    };
+    // Wide integer ranges on purpose: a value out of a GUC's range would be replaced by the
+    // default with a mere WARNING; the layout checks give a real error instead.
+    GucRegistry::define_int_guc(
+        c"snowflake.machine_id",
+        c"This server's machine id, unique among all servers that share an id space.",
+        c"No default: -1 means unset, and generation refuses until it is set. 0 to 2^snowflake.machine_bits - 1.",
+        &MACHINE_ID,
+        -1,
+        i32::MAX,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"snowflake.machine_bits",
+        c"Bits of an id that hold the machine id.",
+        c"The timestamp gets 63 - machine_bits - sequence_bits bits. Must match on every server.",
+        &MACHINE_BITS,
+        0,
+        63,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"snowflake.sequence_bits",
+        c"Bits of an id that count ids within one millisecond.",
+        c"2^sequence_bits ids per millisecond per server. Must match on every server.",
+        &SEQUENCE_BITS,
+        0,
+        63,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"snowflake.epoch",
+        c"The instant that timestamp 0 of an id stands for, with an explicit UTC offset.",
+        c"Must be in the past and match on every server.",
+        &EPOCH,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"snowflake.max_clock_wait",
+        c"How long generation waits for a clock that was stepped back to catch up.",
+        c"Past this, snowflake_nextval() raises an error that says how far behind the clock is.",
+        &MAX_CLOCK_WAIT,
+        0,
+        3_600_000,
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+    reserve_prefix();
+    raw
+}
+
+/// Warn about `snowflake.*` names that are not settings (a typo would otherwise go unnoticed).
+fn reserve_prefix() {
+    #[cfg(feature = "pg14")]
+    unsafe {
+        pg_sys::EmitWarningsOnPlaceholders(c"snowflake".as_ptr())
+    };
+    #[cfg(not(feature = "pg14"))]
+    unsafe {
+        pg_sys::MarkGUCPrefixReserved(c"snowflake".as_ptr())
+    };
+}
+
+fn accepted(setting: &'static str, raw: &Option<String>, value: i32) -> Result<i64, Error> {
+    match raw {
+        Some(text) if text.trim().parse::<i64>() != Ok(i64::from(value)) => {
+            Err(Error::SettingNotAccepted { setting, text: text.clone() })
+        }
+        _ => Ok(i64::from(value)),
+    }
+}
+
+/// The layout the settings describe, or why it cannot work.
+pub fn layout(raw: &RawSettings) -> Result<Layout, Error> {
+    let machine_bits = accepted("snowflake.machine_bits", &raw.machine_bits, MACHINE_BITS.get())?;
+    let sequence_bits = accepted("snowflake.sequence_bits", &raw.sequence_bits, SEQUENCE_BITS.get())?;
+    let text = EPOCH.get().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
+    let epoch_ms = crate::civil::parse_timestamptz(&text).map_err(|reason| Error::EpochUnparsable { text, reason })?;
+    Layout::new(epoch_ms, machine_bits as u32, sequence_bits as u32)
+}
+
+pub fn machine_id(raw: &RawSettings) -> Result<i64, Error> {
+    accepted("snowflake.machine_id", &raw.machine_id, MACHINE_ID.get())
+}
+
+/// Read on the slow path only, when the clock is found behind: it can change by reload.
+pub fn max_clock_wait_ms() -> u64 {
+    MAX_CLOCK_WAIT.get().max(0) as u64
+}

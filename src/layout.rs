@@ -1,0 +1,241 @@
+//! The bit layout of an id: `0 | timestamp | machine id | sequence`, as pure arithmetic.
+//!
+//! The 63 value bits are a budget: `machine_bits` and `sequence_bits` are chosen, the timestamp field
+//! gets the rest. A tick is one millisecond since `epoch_ms` (milliseconds since 1970-01-01 UTC).
+
+use crate::civil::format_utc;
+use crate::error::Error;
+
+/// Below this many timestamp bits a layout lasts barely a year (2^35 ms is 1.09 years).
+pub const MIN_TIMESTAMP_BITS: u32 = 35;
+/// The widest machine or sequence field the settings accept.
+pub const MAX_FIELD_BITS: u32 = 24;
+/// The narrowest machine or sequence field the settings accept.
+pub const MIN_FIELD_BITS: u32 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    epoch_ms: i64,
+    machine_bits: u32,
+    sequence_bits: u32,
+}
+
+/// The fields of one id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parts {
+    /// Milliseconds since 1970-01-01 UTC.
+    pub unix_ms: i64,
+    pub machine_id: i64,
+    pub sequence: i64,
+}
+
+impl Layout {
+    /// Checks a layout on its own terms (field widths, an epoch not before 1970). Whether the
+    /// epoch lies in the future, or the field has already run out, depends on the clock: see
+    /// [`Layout::check_clock`].
+    pub fn new(epoch_ms: i64, machine_bits: u32, sequence_bits: u32) -> Result<Layout, Error> {
+        for (setting, bits) in [("snowflake.machine_bits", machine_bits), ("snowflake.sequence_bits", sequence_bits)] {
+            if !(MIN_FIELD_BITS..=MAX_FIELD_BITS).contains(&bits) {
+                return Err(Error::FieldWidth { setting, bits });
+            }
+        }
+        if machine_bits + sequence_bits > 63 - MIN_TIMESTAMP_BITS {
+            return Err(Error::TooFewTimestampBits { machine_bits, sequence_bits });
+        }
+        if epoch_ms < 0 {
+            return Err(Error::EpochBefore1970 { epoch_ms });
+        }
+        Ok(Layout { epoch_ms, machine_bits, sequence_bits })
+    }
+
+    pub fn epoch_ms(&self) -> i64 {
+        self.epoch_ms
+    }
+    pub fn sequence_bits(&self) -> u32 {
+        self.sequence_bits
+    }
+    pub fn timestamp_bits(&self) -> u32 {
+        63 - self.machine_bits - self.sequence_bits
+    }
+    pub fn max_tick(&self) -> i64 {
+        (1_i64 << self.timestamp_bits()) - 1
+    }
+    pub fn max_machine_id(&self) -> i64 {
+        (1_i64 << self.machine_bits) - 1
+    }
+    pub fn max_sequence(&self) -> i64 {
+        (1_i64 << self.sequence_bits) - 1
+    }
+
+    /// The first millisecond that no longer fits in the timestamp field.
+    pub fn end_unix_ms(&self) -> i64 {
+        self.epoch_ms + self.max_tick() + 1
+    }
+
+    /// The tick of a wall-clock reading, or why none can be issued at that time.
+    #[inline]
+    pub fn tick_at(&self, unix_ms: i64) -> Result<i64, Error> {
+        let tick = unix_ms - self.epoch_ms;
+        if tick < 0 {
+            return Err(Error::ClockBeforeEpoch { epoch_ms: self.epoch_ms, now_ms: unix_ms });
+        }
+        if tick > self.max_tick() {
+            return Err(Error::TimestampExhausted { layout: *self });
+        }
+        Ok(tick)
+    }
+
+    /// The check made at server start, so that a layout that can issue nothing is reported there.
+    pub fn check_clock(&self, now_ms: i64) -> Result<(), Error> {
+        self.tick_at(now_ms).map(|_| ())
+    }
+
+    pub fn check_machine_id(&self, machine_id: i64) -> Result<(), Error> {
+        if machine_id == -1 {
+            return Err(Error::MachineIdUnset { max: self.max_machine_id() });
+        }
+        if !(0..=self.max_machine_id()).contains(&machine_id) {
+            return Err(Error::MachineIdOutOfRange { machine_id, machine_bits: self.machine_bits });
+        }
+        Ok(())
+    }
+
+    /// Packs fields that the caller has checked to be in range.
+    #[inline]
+    pub fn compose(&self, tick: i64, machine_id: i64, sequence: i64) -> i64 {
+        debug_assert!((0..=self.max_tick()).contains(&tick));
+        debug_assert!((0..=self.max_machine_id()).contains(&machine_id));
+        debug_assert!((0..=self.max_sequence()).contains(&sequence));
+        (tick << (self.machine_bits + self.sequence_bits)) | (machine_id << self.sequence_bits) | sequence
+    }
+
+    /// Splits an id into its fields. Every non-negative bigint is some id of this layout.
+    pub fn decode(&self, id: i64) -> Result<Parts, Error> {
+        if id < 0 {
+            return Err(Error::NegativeId { id });
+        }
+        Ok(Parts {
+            unix_ms: self.epoch_ms + (id >> (self.machine_bits + self.sequence_bits)),
+            machine_id: (id >> self.sequence_bits) & self.max_machine_id(),
+            sequence: id & self.max_sequence(),
+        })
+    }
+
+    /// One line naming the layout, for messages: `41|10|12 bits from 2025-01-01 00:00:00+00`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}|{}|{} bits (timestamp|machine|sequence) from {}",
+            self.timestamp_bits(),
+            self.machine_bits,
+            self.sequence_bits,
+            format_utc(self.epoch_ms)
+        )
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    pub const EPOCH_2025: i64 = 1_735_689_600_000;
+    /// The seed's table: Twitter's original, low traffic & long life, high burst, many devices.
+    pub const SEED_LAYOUTS: [(u32, u32, u32); 4] = [(41, 10, 12), (42, 7, 14), (40, 8, 15), (38, 16, 9)];
+
+    pub fn seed_layout(i: usize) -> Layout {
+        let (t, m, s) = SEED_LAYOUTS[i];
+        let l = Layout::new(EPOCH_2025, m, s).unwrap();
+        assert_eq!(l.timestamp_bits(), t);
+        l
+    }
+
+    #[test]
+    fn every_seed_layout_has_the_promised_capacity() {
+        // (years of lifespan, machines, ids per ms), from the seed's table.
+        let promised = [(69.0, 1024, 4096), (139.0, 128, 16_384), (34.8, 256, 32_768), (8.7, 65_536, 512)];
+        for (i, (years, machines, per_ms)) in promised.into_iter().enumerate() {
+            let l = seed_layout(i);
+            let lifespan_years = (l.max_tick() + 1) as f64 / (365.25 * 86_400_000.0);
+            assert!((lifespan_years - years).abs() < 0.1 * years, "layout {i}: {lifespan_years} years");
+            assert_eq!(l.max_machine_id() + 1, machines);
+            assert_eq!(l.max_sequence() + 1, per_ms);
+        }
+    }
+
+    #[test]
+    fn extremes_round_trip_and_stay_positive() {
+        for i in 0..SEED_LAYOUTS.len() {
+            let l = seed_layout(i);
+            let top = l.compose(l.max_tick(), l.max_machine_id(), l.max_sequence());
+            assert_eq!(top, i64::MAX, "all 63 bits are used");
+            let p = l.decode(top).unwrap();
+            assert_eq!((p.unix_ms, p.machine_id, p.sequence), (l.end_unix_ms() - 1, l.max_machine_id(), l.max_sequence()));
+            assert_eq!(l.decode(0).unwrap(), Parts { unix_ms: EPOCH_2025, machine_id: 0, sequence: 0 });
+        }
+    }
+
+    #[test]
+    fn twitter_layout_bit_positions() {
+        let l = seed_layout(0);
+        assert_eq!(l.compose(1, 0, 0), 1 << 22);
+        assert_eq!(l.compose(0, 1, 0), 1 << 12);
+        assert_eq!(l.compose(0, 0, 1), 1);
+        assert_eq!(l.compose(5, 7, 9), (5 << 22) | (7 << 12) | 9);
+    }
+
+    #[test]
+    fn refuses_layouts_that_cannot_work() {
+        assert!(matches!(Layout::new(EPOCH_2025, 0, 12), Err(Error::FieldWidth { setting: "snowflake.machine_bits", .. })));
+        assert!(matches!(Layout::new(EPOCH_2025, 10, 25), Err(Error::FieldWidth { setting: "snowflake.sequence_bits", .. })));
+        assert!(matches!(Layout::new(EPOCH_2025, 16, 13), Err(Error::TooFewTimestampBits { .. })));
+        assert!(Layout::new(EPOCH_2025, 16, 12).is_ok(), "35 timestamp bits is the minimum, and allowed");
+        assert!(matches!(Layout::new(-1, 10, 12), Err(Error::EpochBefore1970 { .. })));
+    }
+
+    #[test]
+    fn clock_checks_name_the_problem() {
+        let l = seed_layout(3); // 38 bits: 8.7 years
+        assert!(matches!(l.tick_at(EPOCH_2025 - 1), Err(Error::ClockBeforeEpoch { .. })));
+        assert_eq!(l.tick_at(EPOCH_2025), Ok(0));
+        assert_eq!(l.tick_at(l.end_unix_ms() - 1), Ok(l.max_tick()));
+        assert!(matches!(l.tick_at(l.end_unix_ms()), Err(Error::TimestampExhausted { .. })));
+        let old = Layout::new(0, 16, 9).unwrap(); // a 1970 epoch ran out in 1978
+        assert!(matches!(old.check_clock(EPOCH_2025), Err(Error::TimestampExhausted { .. })));
+    }
+
+    #[test]
+    fn machine_id_must_be_set_and_fit() {
+        let l = seed_layout(1); // 7 machine bits
+        assert!(matches!(l.check_machine_id(-1), Err(Error::MachineIdUnset { max: 127 })));
+        assert!(matches!(l.check_machine_id(128), Err(Error::MachineIdOutOfRange { .. })));
+        assert!(l.check_machine_id(0).is_ok() && l.check_machine_id(127).is_ok());
+    }
+
+    #[test]
+    fn negative_ids_do_not_decode() {
+        assert!(matches!(seed_layout(0).decode(-1), Err(Error::NegativeId { id: -1 })));
+    }
+
+    fn any_layout() -> impl Strategy<Value = Layout> {
+        (1..=24_u32, 1..=24_u32, 0..2_000_000_000_000_i64)
+            .prop_filter("leaves enough timestamp bits", |(m, s, _)| m + s <= 63 - MIN_TIMESTAMP_BITS)
+            .prop_map(|(m, s, e)| Layout::new(e, m, s).unwrap())
+    }
+
+    proptest! {
+        #[test]
+        fn decode_inverts_compose(l in any_layout(), t in any::<u64>(), m in any::<u64>(), s in any::<u64>()) {
+            let (t, m, s) = ((t % (l.max_tick() as u64 + 1)) as i64, (m % (l.max_machine_id() as u64 + 1)) as i64, (s % (l.max_sequence() as u64 + 1)) as i64);
+            let id = l.compose(t, m, s);
+            prop_assert!(id >= 0);
+            prop_assert_eq!(l.decode(id).unwrap(), Parts { unix_ms: l.epoch_ms() + t, machine_id: m, sequence: s });
+        }
+
+        #[test]
+        fn ids_sort_by_time_first(l in any_layout(), a in any::<(u32, u32, u32)>(), b in any::<(u32, u32, u32)>()) {
+            let fit = |(t, m, s): (u32, u32, u32)| (i64::from(t) % (l.max_tick() + 1), i64::from(m) % (l.max_machine_id() + 1), i64::from(s) % (l.max_sequence() + 1));
+            let (a, b) = (fit(a), fit(b));
+            prop_assert_eq!(l.compose(a.0, a.1, a.2).cmp(&l.compose(b.0, b.1, b.2)), a.cmp(&b));
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! pg_snowflake: Snowflake ids (`0 | timestamp | machine id | sequence` in one bigint) generated
+//! inside PostgreSQL. This file only wires the modules together.
+
+mod civil;
+mod error;
+mod generator;
+mod gucs;
+mod layout;
+mod pg_host;
+mod shmem;
+mod sql_api;
+mod startup;
+
+#[cfg(any(test, feature = "pg_test"))]
+mod pg_tests;
+
+::pgrx::pg_module_magic!(name = c"pg_snowflake", version = c"0.1.0");
+
+/// Runs in the postmaster when the library is in `shared_preload_libraries`, and in a backend when
+/// it is loaded on first use. Only the first may define the PGC_POSTMASTER settings and ask for
+/// shared memory; in the second case every function reports that the library is not preloaded.
+#[pgrx::pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
+    if !unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
+        return;
+    }
+    startup::configure();
+    shmem::install_hooks();
+}
+
+/// Used by `cargo pgrx test`: the test cluster preloads the library with a machine id set.
+#[cfg(test)]
+pub mod pg_test {
+    pub fn setup(_options: Vec<&str>) {}
+
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec!["shared_preload_libraries = 'pg_snowflake'", "snowflake.machine_id = 7"]
+    }
+}
