@@ -95,7 +95,8 @@ mod tests {
             .map(|(a, b, c)| (a.unwrap(), b.unwrap(), c.unwrap()))
             .unwrap()
         };
-        assert_eq!(props("snowflake_nextval"), ("v".into(), "s".into(), false));
+        // STRICT means nothing without arguments; pgrx declares it anyway.
+        assert_eq!(props("snowflake_nextval"), ("v".into(), "s".into(), true));
         assert_eq!(props("snowflake_decode"), ("s".into(), "s".into(), true));
         assert_eq!(
             Spi::get_one::<String>("SELECT pg_get_function_result('snowflake_decode'::regproc)").unwrap().unwrap(),
