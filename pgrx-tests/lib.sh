@@ -65,12 +65,18 @@ new_scratch() {
   trap cleanup EXIT
 }
 
-# Stops every cluster still running in the scratch dir, then removes it (unless KEEP_SCRATCH=1).
-cleanup() {
+# Stops every cluster still running in the scratch dir.
+stop_all_clusters() {
   local pid
   for pid in "$SCRATCH"/*/postmaster.pid; do
-    [ -f "$pid" ] && as_pg_owner "$PG_BIN/pg_ctl" -D "$(dirname "$pid")" -m immediate stop >/dev/null 2>&1
+    [ -f "$pid" ] && as_pg_owner "$PG_BIN/pg_ctl" -D "$(dirname "$pid")" -m immediate -w stop >/dev/null 2>&1
   done
+  return 0
+}
+
+# On exit: stop the clusters and remove the scratch dir (kept with KEEP_SCRATCH=1).
+cleanup() {
+  stop_all_clusters
   [ -n "${KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"
 }
 
@@ -85,13 +91,18 @@ init_cluster() {
     echo "unix_socket_directories = '$SCRATCH'"
     echo "port = $(next_port)"
     echo "fsync = off"
+    echo "timezone = 'UTC'"
     for line in "$@"; do echo "$line"; done
   } | as_pg_owner tee -a "$dir/postgresql.conf" >/dev/null
 }
 
-# Each cluster gets its own port number: with one socket dir, that names its socket.
-PORT_COUNTER=54320
-next_port() { PORT_COUNTER=$((PORT_COUNTER + 1)); echo "$PORT_COUNTER"; }
+# Each cluster gets its own port number: with one socket dir, that names its socket. One more
+# than the largest any cluster in the scratch dir has (read from the files, so that it also works
+# from command substitutions and subshells).
+next_port() {
+  cat "$SCRATCH"/*/postgresql.conf 2>/dev/null | sed -n 's/^port = \([0-9]*\)$/\1/p' | sort -n | tail -n 1 \
+    | { read -r last || true; echo $(( ${last:-54320} + 1 )); }
+}
 
 port_of() { sed -n "s/^port = //p" "$SCRATCH/$1/postgresql.conf" | tail -n 1; }
 

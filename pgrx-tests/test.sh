@@ -6,19 +6,22 @@
 #      (no preload, machine id unset, bad layouts, each seed layout, a hot standby, eight
 #      connections at once) and its output must match pgrx-tests/expected/NAME.out.
 #
-# Usage: bash pgrx-tests/test.sh [--accept] [SCENARIO...]
-#   --accept   write each scenario's output as its new expected output (review the diff!)
-#   SCENARIO   run only these scenarios, and skip step 1
+# Usage: bash pgrx-tests/test.sh [--scenarios] [--accept] [SCENARIO...]
+#   --scenarios  skip step 1
+#   --accept     write each scenario's output as its new expected output (review the diff!)
+#   SCENARIO     run only these scenarios, and skip step 1
 set -euo pipefail
 # shellcheck source=pgrx-tests/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ACCEPT=
+SCENARIOS_ONLY=
 ONLY=()
 for arg in "$@"; do
   case $arg in
     --accept) ACCEPT=1 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --scenarios) SCENARIOS_ONLY=1 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) ONLY+=("$arg") ;;
   esac
 done
@@ -26,7 +29,7 @@ done
 ensure_setup
 new_scratch
 
-if [ ${#ONLY[@]} -eq 0 ]; then
+if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
   say "unit, property and in-database tests: cargo pgrx test pg$PG_MAJOR"
   pgdata="$SCRATCH/pgrx-test-data"
   if [ "$(id -u)" = 0 ]; then
@@ -62,6 +65,7 @@ run_scenario() {
     *.sh)
       # shellcheck disable=SC1090
       (set -euo pipefail; . "$file") >"$actual" 2>&1 || echo "scenario exited with status $?" >>"$actual"
+      stop_all_clusters
       ;;
   esac
   local expected="$PROJECT_DIR/pgrx-tests/expected/$name.out"

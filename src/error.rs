@@ -71,7 +71,7 @@ impl Error {
                 (1_i64 << machine_bits) - 1
             ),
             Error::SettingNotAccepted { setting, text } => {
-                format!("{setting} = {text:?} was not accepted, so the layout would silently be the default")
+                format!("{setting} = {text:?} is not an integer; refusing to fall back to the default")
             }
             Error::FieldWidth { setting, bits } => {
                 format!("{setting} = {bits} is out of range ({MIN_FIELD_BITS} to {MAX_FIELD_BITS})")

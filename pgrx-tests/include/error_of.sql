@@ -1,11 +1,11 @@
 -- error_of(query): the SQLSTATE, message and hint of the error the query raises ('none' if none).
-CREATE FUNCTION error_of(q text, OUT sqlstate text, OUT message text, OUT hint text)
+CREATE FUNCTION error_of(q text, OUT state text, OUT message text, OUT hint text)
 LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE q;
-    sqlstate := 'none';
+    state := 'none';
 EXCEPTION WHEN others THEN
-    GET STACKED DIAGNOSTICS sqlstate = RETURNED_SQLSTATE, message = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
+    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
 END $$;
 \pset format unaligned
 \pset footer off

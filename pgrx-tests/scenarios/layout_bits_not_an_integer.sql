@@ -1,7 +1,7 @@
 -- conf: shared_preload_libraries = 'pg_snowflake'
 -- conf: snowflake.machine_id = 1
 -- conf: snowflake.sequence_bits = 'fourteen'
--- log: WARNING:  pg_snowflake cannot generate ids: snowflake.sequence_bits = "fourteen" was not accepted
+-- log: WARNING:  pg_snowflake cannot generate ids: snowflake.sequence_bits = "fourteen" is not an integer; refusing to fall back to the default
 -- PostgreSQL itself would keep the default 12 with a mere WARNING; the layout must not.
 \ir ../include/error_of.sql
 CREATE EXTENSION pg_snowflake;
