@@ -8,6 +8,7 @@ use crate::{gucs, shmem, startup};
 use pgrx::prelude::*;
 
 pgrx::extension_sql_file!("../sql/snowflake_parts.sql", name = "snowflake_parts", bootstrap);
+pgrx::extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
 
 /// The next id of this server: strictly greater than every id it issued before, in any backend.
 #[inline]
