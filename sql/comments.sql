@@ -5,3 +5,15 @@ COMMENT ON FUNCTION snowflake_decode(bigint) IS
     'The timestamp, machine id and sequence of a snowflake id, under this server''s layout';
 COMMENT ON TYPE snowflake_parts IS
     'The fields of a snowflake id, as returned by snowflake_decode()';
+COMMENT ON TYPE snowflake_layout IS
+    'The running layout of snowflake ids, as returned by snowflake_layout()';
+COMMENT ON FUNCTION snowflake_decode(bigint, text) IS
+    'The fields of an id minted by another system: twitter, discord, instagram, sonyflake, or server';
+COMMENT ON FUNCTION snowflake_timestamp(bigint) IS 'When a snowflake id was minted (the start of its tick)';
+COMMENT ON FUNCTION snowflake_machine_id(bigint) IS 'The machine id field of a snowflake id';
+COMMENT ON FUNCTION snowflake_sequence(bigint) IS 'The sequence field of a snowflake id';
+COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz) IS
+    'The smallest id that can carry this time: WHERE id >= snowflake_from_timestamp(t) is a primary-key range scan';
+COMMENT ON FUNCTION snowflake_compose(timestamptz, integer, integer) IS
+    'The id with these fields, for backfills and tests';
+COMMENT ON FUNCTION snowflake_layout() IS 'The running layout: epoch, time unit, field widths, capacity and end date';

@@ -4,7 +4,7 @@
 use crate::civil::format_utc;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
-use crate::layout::{Layout, MAX_FIELD_BITS, MIN_FIELD_BITS, MIN_TIMESTAMP_BITS};
+use crate::layout::{Layout, MAX_FIELD_BITS, MAX_TICK_MS, MIN_FIELD_BITS, MIN_TIMESTAMP_BITS};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
@@ -21,6 +21,12 @@ pub enum Error {
     /// The clock reads before the epoch: at start this is an epoch in the future.
     ClockBeforeEpoch { epoch_ms: i64, now_ms: i64 },
     TimestampExhausted { layout: Layout },
+    TimeUnit { tick_ms: i64 },
+    /// A time given to a helper lies before the epoch or past the end of the timestamp field.
+    TimeOutsideLayout { unix_ms: i64, before: bool, layout: Layout },
+    /// A field given to `snowflake_compose` is out of its range.
+    PartOutOfRange { part: &'static str, value: i64, max: i64 },
+    UnknownPreset { name: String },
     /// The clock is behind the last issued tick, whose sequence is used up, and did not catch up
     /// within `snowflake.max_clock_wait`.
     ClockBehind { behind_ms: i64, waited_ms: i64 },
@@ -43,7 +49,11 @@ impl Error {
             | Error::EpochBefore1970 { .. }
             | Error::ClockBeforeEpoch { .. }
             | Error::TimestampExhausted { .. }
+            | Error::TimeUnit { .. }
+            | Error::PartOutOfRange { .. }
+            | Error::UnknownPreset { .. }
             | Error::NegativeId { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
+            Error::TimeOutsideLayout { .. } => ERRCODE_DATETIME_FIELD_OVERFLOW,
             // The fault lies outside PostgreSQL, in the system clock.
             Error::ClockBehind { .. } => ERRCODE_SYSTEM_ERROR,
             // As nextval() on a standby.
@@ -97,6 +107,27 @@ impl Error {
                 format_utc(layout.epoch_ms()),
                 format_utc(layout.end_unix_ms())
             ),
+            Error::TimeUnit { tick_ms } => {
+                format!("snowflake.time_unit = {tick_ms} is out of range (1 to {MAX_TICK_MS} milliseconds)")
+            }
+            Error::TimeOutsideLayout { unix_ms, before: true, layout } => format!(
+                "time {} is before snowflake.epoch {}",
+                format_utc(*unix_ms),
+                format_utc(layout.epoch_ms())
+            ),
+            Error::TimeOutsideLayout { unix_ms, before: false, layout } => format!(
+                "time {} is past the end of the {}-bit timestamp field, {}",
+                format_utc(*unix_ms),
+                layout.timestamp_bits(),
+                format_utc(layout.end_unix_ms())
+            ),
+            Error::PartOutOfRange { part, value, max } => {
+                format!("{part} {value} is out of range (0 to {max})")
+            }
+            Error::UnknownPreset { name } => format!(
+                "unknown snowflake layout {name:?}; known layouts: {}",
+                crate::presets::names().join(", ")
+            ),
             Error::ClockBehind { behind_ms, waited_ms } => format!(
                 "the system clock is {behind_ms} ms behind the last issued snowflake id; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
             ),
@@ -124,6 +155,10 @@ impl Error {
             Error::EpochBefore1970 { .. } => "Choose an epoch close to, and before, the first id you issue, and restart.".into(),
             Error::ClockBeforeEpoch { .. } => "Check the system clock; if it is right, choose an epoch in the past and restart.".into(),
             Error::TimestampExhausted { .. } => "Choose a later snowflake.epoch or give the timestamp more bits (fewer machine or sequence bits), and restart. Ids already issued under the old layout will not decode under the new one.".into(),
+            Error::TimeUnit { .. } => "Set snowflake.time_unit to the length of one tick in milliseconds (1 by default, 10 for Sonyflake-like ticks) and restart.".into(),
+            Error::TimeOutsideLayout { .. } => "Ids can only carry times from snowflake.epoch to the end of the timestamp field; see snowflake_layout().".into(),
+            Error::PartOutOfRange { .. } => "Each field must fit its bits in the server's layout; see snowflake_layout().".into(),
+            Error::UnknownPreset { .. } => "Name one of the known layouts, or 'server' for this server's own.".into(),
             Error::ClockBehind { .. } => "The clock was stepped backwards. Check the server's time synchronisation (run NTP in slew mode); to wait longer, raise snowflake.max_clock_wait and reload.".into(),
             Error::HotStandby => "Generate ids on the primary. A standby carries the primary's machine id; give it its own before promoting it.".into(),
             Error::NegativeId { .. } => "Snowflake ids are never negative: check where this value came from.".into(),
@@ -158,7 +193,7 @@ mod tests {
 
     #[test]
     fn exhaustion_message_gives_the_date() {
-        let l = Layout::new(0, 16, 9).unwrap();
+        let l = Layout::new(0, 1, 16, 9).unwrap();
         assert_eq!(
             Error::TimestampExhausted { layout: l }.message(),
             "the 38-bit timestamp field from snowflake.epoch 1970-01-01 00:00:00+00 ran out at 1978-09-17 10:58:26.944+00"

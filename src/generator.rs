@@ -27,13 +27,13 @@ pub trait Host {
     fn sleep_ms(&mut self, ms: u64);
 }
 
-/// Why no id could be issued at this clock reading.
+/// Why no id could be issued at this clock reading: the sequence of `last_tick`, the last tick
+/// issued, is used up, and the clock reads `now_tick`, the same tick (the next is due shortly) or
+/// an earlier one (the clock is behind).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Blocked {
-    /// The current tick's sequence is used up; the next tick is due shortly.
-    SequenceExhausted,
-    /// The clock is behind the last issued tick, and that tick's sequence is used up.
-    ClockBehind { behind_ms: i64 },
+pub struct Blocked {
+    pub last_tick: i64,
+    pub now_tick: i64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,10 +77,8 @@ impl Generator {
                 now_tick << s
             } else if current & seq_mask != seq_mask {
                 current + 1
-            } else if now_tick == last_tick {
-                return Err(Ok(Blocked::SequenceExhausted));
             } else {
-                return Err(Ok(Blocked::ClockBehind { behind_ms: (last_tick - now_tick) as i64 }));
+                return Err(Ok(Blocked { last_tick: last_tick as i64, now_tick: now_tick as i64 }));
             };
             match state.compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return Ok(self.id_of_state(next)),
@@ -95,25 +93,32 @@ impl Generator {
     pub fn next_id<H: Host>(&self, state: &AtomicU64, host: &mut H, max_clock_wait_ms: impl Fn() -> u64) -> Result<i64, Error> {
         let mut behind_since_us = None;
         loop {
-            match self.try_issue(state, host.now_ms()) {
+            let now_ms = host.now_ms();
+            let blocked = match self.try_issue(state, now_ms) {
                 Ok(id) => return Ok(id),
                 Err(Err(e)) => return Err(e),
-                Err(Ok(Blocked::SequenceExhausted)) => host.spin(),
-                Err(Ok(Blocked::ClockBehind { behind_ms })) => {
-                    let now_us = host.monotonic_us();
-                    let waited_us = now_us - *behind_since_us.get_or_insert(now_us);
-                    let limit_us = max_clock_wait_ms().saturating_mul(1000);
-                    if waited_us > limit_us {
-                        return Err(Error::ClockBehind { behind_ms, waited_ms: (waited_us / 1000) as i64 });
-                    }
-                    // Sleep through most of the gap, never past the deadline, and re-read the
-                    // clock at least every 10 ms in case it is stepped forward again.
-                    let left_ms = (limit_us - waited_us) / 1000;
-                    match (behind_ms as u64 - 1).min(left_ms).min(10) {
-                        0 => host.spin(),
-                        ms => host.sleep_ms(ms),
-                    }
+                Err(Ok(blocked)) => blocked,
+            };
+            let start_of = |tick| self.layout.tick_start_ms(tick).unwrap_or(i64::MAX);
+            // How long until a tick with a fresh sequence begins.
+            let mut pause_ms = start_of(blocked.last_tick + 1).saturating_sub(now_ms) - 1;
+            if blocked.now_tick < blocked.last_tick {
+                let behind_ms = start_of(blocked.last_tick) - now_ms;
+                let now_us = host.monotonic_us();
+                let waited_us = now_us - *behind_since_us.get_or_insert(now_us);
+                let limit_us = max_clock_wait_ms().saturating_mul(1000);
+                if waited_us > limit_us {
+                    return Err(Error::ClockBehind { behind_ms, waited_ms: (waited_us / 1000) as i64 });
                 }
+                // Never sleep past the deadline, and re-read the clock at least every 10 ms in
+                // case it is stepped forward again.
+                pause_ms = pause_ms.min(((limit_us - waited_us) / 1000) as i64).min(10);
+            }
+            // Under a millisecond to go: re-read the clock rather than sleep.
+            if pause_ms >= 1 {
+                host.sleep_ms(pause_ms as u64);
+            } else {
+                host.spin();
             }
         }
     }
@@ -123,6 +128,7 @@ impl Generator {
 mod tests {
     use super::*;
     use crate::layout::tests::{seed_layout, EPOCH_2025, SEED_LAYOUTS};
+    use crate::layout::Layout;
     use proptest::prelude::*;
     use std::collections::HashSet;
     use std::sync::atomic::AtomicI64;
@@ -310,6 +316,19 @@ mod tests {
         }
         assert!(matches!(Generator::new(seed_layout(0), 1024), Err(Error::MachineIdOutOfRange { .. })));
         assert!(matches!(Generator::new(seed_layout(0), -1), Err(Error::MachineIdUnset { .. })));
+    }
+
+    #[test]
+    fn a_longer_tick_sleeps_through_most_of_the_wait() {
+        let g = Generator::new(Layout::new(EPOCH_2025, 10, 10, 12).unwrap(), 1).unwrap();
+        let state = AtomicU64::new(0);
+        let mut host = FakeHost::at(EPOCH_2025 + 1_002); // tick 100, 8 ms before tick 101
+        for n in 0..4096 {
+            assert_eq!(g.next_id(&state, &mut host, WAIT_1S), Ok(g.layout().compose(100, 1, n)));
+        }
+        let id = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        assert_eq!(id, g.layout().compose(101, 1, 0));
+        assert_eq!((host.slept_ms, host.spins), (7, 20), "sleep 7 ms, then spin the last one");
     }
 
     proptest! {

@@ -13,6 +13,7 @@ pub const DEFAULT_EPOCH: &CStr = c"2025-01-01 00:00:00+00";
 static MACHINE_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
 static MACHINE_BITS: GucSetting<i32> = GucSetting::<i32>::new(10);
 static SEQUENCE_BITS: GucSetting<i32> = GucSetting::<i32>::new(12);
+static TIME_UNIT: GucSetting<i32> = GucSetting::<i32>::new(1);
 static EPOCH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(DEFAULT_EPOCH));
 static MAX_CLOCK_WAIT: GucSetting<i32> = GucSetting::<i32>::new(1000);
 
@@ -23,6 +24,7 @@ pub struct RawSettings {
     machine_id: Option<String>,
     machine_bits: Option<String>,
     sequence_bits: Option<String>,
+    time_unit: Option<String>,
 }
 
 fn raw(name: &CStr) -> Option<String> {
@@ -38,6 +40,7 @@ pub fn define() -> RawSettings {
         machine_id: raw(c"snowflake.machine_id"),
         machine_bits: raw(c"snowflake.machine_bits"),
         sequence_bits: raw(c"snowflake.sequence_bits"),
+        time_unit: raw(c"snowflake.time_unit"),
     };
     // Wide integer ranges on purpose: a value out of a GUC's range would be replaced by the
     // default with a mere WARNING; the layout checks give a real error instead.
@@ -68,6 +71,16 @@ pub fn define() -> RawSettings {
         &SEQUENCE_BITS,
         0,
         63,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"snowflake.time_unit",
+        c"Milliseconds in one tick of an id's timestamp.",
+        c"1 by default; 10 gives Sonyflake-like ticks and ten times the lifespan. The sequence then counts ids per tick. Must match on every server.",
+        &TIME_UNIT,
+        0,
+        i32::MAX,
         GucContext::Postmaster,
         GucFlags::default(),
     );
@@ -118,9 +131,10 @@ fn accepted(setting: &'static str, raw: &Option<String>, value: i32) -> Result<i
 pub fn layout(raw: &RawSettings) -> Result<Layout, Error> {
     let machine_bits = accepted("snowflake.machine_bits", &raw.machine_bits, MACHINE_BITS.get())?;
     let sequence_bits = accepted("snowflake.sequence_bits", &raw.sequence_bits, SEQUENCE_BITS.get())?;
+    let tick_ms = accepted("snowflake.time_unit", &raw.time_unit, TIME_UNIT.get())?;
     let text = EPOCH.get().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
     let epoch_ms = crate::civil::parse_timestamptz(&text).map_err(|reason| Error::EpochUnparsable { text, reason })?;
-    Layout::new(epoch_ms, machine_bits as u32, sequence_bits as u32)
+    Layout::new(epoch_ms, tick_ms, machine_bits as u32, sequence_bits as u32)
 }
 
 pub fn machine_id(raw: &RawSettings) -> Result<i64, Error> {

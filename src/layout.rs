@@ -1,7 +1,8 @@
 //! The bit layout of an id: `0 | timestamp | machine id | sequence`, as pure arithmetic.
 //!
 //! The 63 value bits are a budget: `machine_bits` and `sequence_bits` are chosen, the timestamp field
-//! gets the rest. A tick is one millisecond since `epoch_ms` (milliseconds since 1970-01-01 UTC).
+//! gets the rest. The timestamp counts ticks of `tick_ms` milliseconds (the time unit, 1 by default)
+//! since `epoch_ms` (milliseconds since 1970-01-01 UTC); the sequence counts ids within one tick.
 
 use crate::civil::format_utc;
 use crate::error::Error;
@@ -12,10 +13,13 @@ pub const MIN_TIMESTAMP_BITS: u32 = 35;
 pub const MAX_FIELD_BITS: u32 = 24;
 /// The narrowest machine or sequence field the settings accept.
 pub const MIN_FIELD_BITS: u32 = 1;
+/// The longest tick the settings accept: one minute.
+pub const MAX_TICK_MS: i64 = 60_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     epoch_ms: i64,
+    tick_ms: i64,
     machine_bits: u32,
     sequence_bits: u32,
 }
@@ -30,10 +34,13 @@ pub struct Parts {
 }
 
 impl Layout {
-    /// Checks a layout on its own terms (field widths, an epoch not before 1970). Whether the
-    /// epoch lies in the future, or the field has already run out, depends on the clock: see
-    /// [`Layout::check_clock`].
-    pub fn new(epoch_ms: i64, machine_bits: u32, sequence_bits: u32) -> Result<Layout, Error> {
+    /// Checks a layout on its own terms (field widths, time unit, an epoch not before 1970).
+    /// Whether the epoch lies in the future, or the field has already run out, depends on the
+    /// clock: see [`Layout::check_clock`].
+    pub fn new(epoch_ms: i64, tick_ms: i64, machine_bits: u32, sequence_bits: u32) -> Result<Layout, Error> {
+        if !(1..=MAX_TICK_MS).contains(&tick_ms) {
+            return Err(Error::TimeUnit { tick_ms });
+        }
         for (setting, bits) in [("snowflake.machine_bits", machine_bits), ("snowflake.sequence_bits", sequence_bits)] {
             if !(MIN_FIELD_BITS..=MAX_FIELD_BITS).contains(&bits) {
                 return Err(Error::FieldWidth { setting, bits });
@@ -45,11 +52,17 @@ impl Layout {
         if epoch_ms < 0 {
             return Err(Error::EpochBefore1970 { epoch_ms });
         }
-        Ok(Layout { epoch_ms, machine_bits, sequence_bits })
+        Ok(Layout { epoch_ms, tick_ms, machine_bits, sequence_bits })
     }
 
     pub fn epoch_ms(&self) -> i64 {
         self.epoch_ms
+    }
+    pub fn tick_ms(&self) -> i64 {
+        self.tick_ms
+    }
+    pub fn machine_bits(&self) -> u32 {
+        self.machine_bits
     }
     pub fn sequence_bits(&self) -> u32 {
         self.sequence_bits
@@ -67,22 +80,47 @@ impl Layout {
         (1_i64 << self.sequence_bits) - 1
     }
 
-    /// The first millisecond that no longer fits in the timestamp field.
+    /// The first millisecond of a tick, if it is within `i64` milliseconds.
+    pub fn tick_start_ms(&self, tick: i64) -> Option<i64> {
+        tick.checked_mul(self.tick_ms)?.checked_add(self.epoch_ms)
+    }
+
+    /// The first millisecond that no longer fits in the timestamp field (saturating: with wide
+    /// fields and long ticks that lies beyond any calendar).
     pub fn end_unix_ms(&self) -> i64 {
-        self.epoch_ms + self.max_tick() + 1
+        self.tick_start_ms(self.max_tick() + 1).unwrap_or(i64::MAX)
+    }
+
+    /// The tick a time falls in, or `Err(true)` before the epoch, `Err(false)` past the field.
+    #[inline]
+    fn tick_of(&self, unix_ms: i64) -> Result<i64, bool> {
+        let since = unix_ms - self.epoch_ms;
+        if since < 0 {
+            return Err(true);
+        }
+        // Division only for a longer tick: the default keeps the hot path to a subtraction.
+        let tick = if self.tick_ms == 1 { since } else { since / self.tick_ms };
+        if tick > self.max_tick() {
+            return Err(false);
+        }
+        Ok(tick)
     }
 
     /// The tick of a wall-clock reading, or why none can be issued at that time.
     #[inline]
     pub fn tick_at(&self, unix_ms: i64) -> Result<i64, Error> {
-        let tick = unix_ms - self.epoch_ms;
-        if tick < 0 {
-            return Err(Error::ClockBeforeEpoch { epoch_ms: self.epoch_ms, now_ms: unix_ms });
-        }
-        if tick > self.max_tick() {
-            return Err(Error::TimestampExhausted { layout: *self });
-        }
-        Ok(tick)
+        self.tick_of(unix_ms).map_err(|before| {
+            if before {
+                Error::ClockBeforeEpoch { epoch_ms: self.epoch_ms, now_ms: unix_ms }
+            } else {
+                Error::TimestampExhausted { layout: *self }
+            }
+        })
+    }
+
+    /// The tick of a time given by a user, or why it has none.
+    pub fn tick_of_time(&self, unix_ms: i64) -> Result<i64, Error> {
+        self.tick_of(unix_ms).map_err(|before| Error::TimeOutsideLayout { unix_ms, before, layout: *self })
     }
 
     /// The check made at server start, so that a layout that can issue nothing is reported there.
@@ -115,16 +153,20 @@ impl Layout {
             return Err(Error::NegativeId { id });
         }
         Ok(Parts {
-            unix_ms: self.epoch_ms + (id >> (self.machine_bits + self.sequence_bits)),
+            unix_ms: self
+                .tick_start_ms(id >> (self.machine_bits + self.sequence_bits))
+                .ok_or(Error::TimeOutOfRange { id })?,
             machine_id: (id >> self.sequence_bits) & self.max_machine_id(),
             sequence: id & self.max_sequence(),
         })
     }
 
-    /// One line naming the layout, for messages: `41|10|12 bits from 2025-01-01 00:00:00+00`.
+    /// One line naming the layout, for messages:
+    /// `41|10|12 bits (timestamp|machine|sequence) from 2025-01-01 00:00:00+00`.
     pub fn describe(&self) -> String {
+        let unit = if self.tick_ms == 1 { String::new() } else { format!(", {} ms ticks", self.tick_ms) };
         format!(
-            "{}|{}|{} bits (timestamp|machine|sequence) from {}",
+            "{}|{}|{} bits (timestamp|machine|sequence) from {}{unit}",
             self.timestamp_bits(),
             self.machine_bits,
             self.sequence_bits,
@@ -144,7 +186,7 @@ pub(crate) mod tests {
 
     pub fn seed_layout(i: usize) -> Layout {
         let (t, m, s) = SEED_LAYOUTS[i];
-        let l = Layout::new(EPOCH_2025, m, s).unwrap();
+        let l = Layout::new(EPOCH_2025, 1, m, s).unwrap();
         assert_eq!(l.timestamp_bits(), t);
         l
     }
@@ -185,11 +227,11 @@ pub(crate) mod tests {
 
     #[test]
     fn refuses_layouts_that_cannot_work() {
-        assert!(matches!(Layout::new(EPOCH_2025, 0, 12), Err(Error::FieldWidth { setting: "snowflake.machine_bits", .. })));
-        assert!(matches!(Layout::new(EPOCH_2025, 10, 25), Err(Error::FieldWidth { setting: "snowflake.sequence_bits", .. })));
-        assert!(matches!(Layout::new(EPOCH_2025, 16, 13), Err(Error::TooFewTimestampBits { .. })));
-        assert!(Layout::new(EPOCH_2025, 16, 12).is_ok(), "35 timestamp bits is the minimum, and allowed");
-        assert!(matches!(Layout::new(-1, 10, 12), Err(Error::EpochBefore1970 { .. })));
+        assert!(matches!(Layout::new(EPOCH_2025, 1, 0, 12), Err(Error::FieldWidth { setting: "snowflake.machine_bits", .. })));
+        assert!(matches!(Layout::new(EPOCH_2025, 1, 10, 25), Err(Error::FieldWidth { setting: "snowflake.sequence_bits", .. })));
+        assert!(matches!(Layout::new(EPOCH_2025, 1, 16, 13), Err(Error::TooFewTimestampBits { .. })));
+        assert!(Layout::new(EPOCH_2025, 1, 16, 12).is_ok(), "35 timestamp bits is the minimum, and allowed");
+        assert!(matches!(Layout::new(-1, 1, 10, 12), Err(Error::EpochBefore1970 { .. })));
     }
 
     #[test]
@@ -199,7 +241,7 @@ pub(crate) mod tests {
         assert_eq!(l.tick_at(EPOCH_2025), Ok(0));
         assert_eq!(l.tick_at(l.end_unix_ms() - 1), Ok(l.max_tick()));
         assert!(matches!(l.tick_at(l.end_unix_ms()), Err(Error::TimestampExhausted { .. })));
-        let old = Layout::new(0, 16, 9).unwrap(); // a 1970 epoch ran out in 1978
+        let old = Layout::new(0, 1, 16, 9).unwrap(); // a 1970 epoch ran out in 1978
         assert!(matches!(old.check_clock(EPOCH_2025), Err(Error::TimestampExhausted { .. })));
     }
 
@@ -212,14 +254,36 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_longer_tick_counts_time_in_its_unit() {
+        // Sonyflake-like: 10 ms ticks give ten times the lifespan.
+        let l = Layout::new(EPOCH_2025, 10, 10, 12).unwrap();
+        assert_eq!(l.tick_at(EPOCH_2025 + 9), Ok(0));
+        assert_eq!(l.tick_at(EPOCH_2025 + 10), Ok(1));
+        assert_eq!(l.tick_at(EPOCH_2025 + 12_345), Ok(1234));
+        assert_eq!(l.end_unix_ms(), EPOCH_2025 + (1_i64 << 41) * 10);
+        assert_eq!(l.decode(l.compose(1234, 3, 4)).unwrap(), Parts { unix_ms: EPOCH_2025 + 12_340, machine_id: 3, sequence: 4 });
+        assert!(l.describe().ends_with(", 10 ms ticks"));
+        assert!(matches!(Layout::new(EPOCH_2025, 0, 10, 12), Err(Error::TimeUnit { tick_ms: 0 })));
+        assert!(matches!(Layout::new(EPOCH_2025, 60_001, 10, 12), Err(Error::TimeUnit { .. })));
+    }
+
+    #[test]
+    fn times_outside_the_field_are_refused_with_their_side() {
+        let l = seed_layout(3);
+        assert!(matches!(l.tick_of_time(EPOCH_2025 - 1), Err(Error::TimeOutsideLayout { before: true, .. })));
+        assert!(matches!(l.tick_of_time(l.end_unix_ms()), Err(Error::TimeOutsideLayout { before: false, .. })));
+        assert_eq!(l.tick_of_time(l.end_unix_ms() - 1), Ok(l.max_tick()));
+    }
+
+    #[test]
     fn negative_ids_do_not_decode() {
         assert!(matches!(seed_layout(0).decode(-1), Err(Error::NegativeId { id: -1 })));
     }
 
     fn any_layout() -> impl Strategy<Value = Layout> {
-        (1..=24_u32, 1..=24_u32, 0..2_000_000_000_000_i64)
-            .prop_filter("leaves enough timestamp bits", |(m, s, _)| m + s <= 63 - MIN_TIMESTAMP_BITS)
-            .prop_map(|(m, s, e)| Layout::new(e, m, s).unwrap())
+        (1..=24_u32, 1..=24_u32, 0..2_000_000_000_000_i64, prop_oneof![Just(1_i64), 1..=MAX_TICK_MS])
+            .prop_filter("leaves enough timestamp bits", |(m, s, _, _)| m + s <= 63 - MIN_TIMESTAMP_BITS)
+            .prop_map(|(m, s, e, u)| Layout::new(e, u, m, s).unwrap())
     }
 
     proptest! {
@@ -228,7 +292,10 @@ pub(crate) mod tests {
             let (t, m, s) = ((t % (l.max_tick() as u64 + 1)) as i64, (m % (l.max_machine_id() as u64 + 1)) as i64, (s % (l.max_sequence() as u64 + 1)) as i64);
             let id = l.compose(t, m, s);
             prop_assert!(id >= 0);
-            prop_assert_eq!(l.decode(id).unwrap(), Parts { unix_ms: l.epoch_ms() + t, machine_id: m, sequence: s });
+            match l.tick_start_ms(t) {
+                Some(ms) => prop_assert_eq!(l.decode(id).unwrap(), Parts { unix_ms: ms, machine_id: m, sequence: s }),
+                None => prop_assert_eq!(l.decode(id), Err(Error::TimeOutOfRange { id })),
+            }
         }
 
         #[test]

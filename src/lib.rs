@@ -7,6 +7,7 @@ mod generator;
 mod gucs;
 mod layout;
 mod pg_host;
+mod presets;
 mod shmem;
 mod sql_api;
 mod startup;

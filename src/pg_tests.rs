@@ -90,16 +90,16 @@ mod tests {
     fn functions_are_declared_as_documented() {
         let props = |f: &str| {
             Spi::get_three::<String, String, bool>(&format!(
-                "SELECT provolatile::text, proparallel::text, proisstrict FROM pg_proc WHERE proname = '{f}'"
+                "SELECT provolatile::text, proparallel::text, proisstrict FROM pg_proc WHERE oid = '{f}'::regprocedure"
             ))
             .map(|(a, b, c)| (a.unwrap(), b.unwrap(), c.unwrap()))
             .unwrap()
         };
         // STRICT means nothing without arguments; pgrx declares it anyway.
-        assert_eq!(props("snowflake_nextval"), ("v".into(), "s".into(), true));
-        assert_eq!(props("snowflake_decode"), ("s".into(), "s".into(), true));
+        assert_eq!(props("snowflake_nextval()"), ("v".into(), "s".into(), true));
+        assert_eq!(props("snowflake_decode(bigint)"), ("s".into(), "s".into(), true));
         assert_eq!(
-            Spi::get_one::<String>("SELECT pg_get_function_result('snowflake_decode'::regproc)").unwrap().unwrap(),
+            Spi::get_one::<String>("SELECT pg_get_function_result('snowflake_decode(bigint)'::regprocedure)").unwrap().unwrap(),
             "snowflake_parts"
         );
     }
@@ -114,7 +114,7 @@ mod tests {
         assert_eq!(
             contexts,
             "snowflake.epoch=postmaster,snowflake.machine_bits=postmaster,snowflake.machine_id=postmaster,\
-             snowflake.max_clock_wait=sighup,snowflake.sequence_bits=postmaster"
+             snowflake.max_clock_wait=sighup,snowflake.sequence_bits=postmaster,snowflake.time_unit=postmaster"
         );
         let (state, message, _) = error_of("SET snowflake.machine_id = 8");
         assert_eq!(state, "55P02", "{message}"); // cant_change_runtime_param
@@ -127,5 +127,134 @@ mod tests {
         let a = Spi::get_one::<i64>("SELECT max(snowflake_nextval()) FROM generate_series(1, 10000)").unwrap().unwrap();
         let b = Spi::get_one::<i64>("SELECT snowflake_nextval()").unwrap().unwrap();
         assert!(b > a);
+    }
+
+    fn text(query: &str) -> String {
+        Spi::get_one::<String>(query).unwrap().unwrap()
+    }
+
+    #[pg_test]
+    fn extractors_agree_with_decode() {
+        let disagreements = count(
+            "WITH ids AS (SELECT snowflake_nextval() AS id FROM generate_series(1, 3000))
+             SELECT count(*) FROM ids, LATERAL snowflake_decode(id) d
+             WHERE snowflake_timestamp(id) <> d.ts OR snowflake_machine_id(id) <> d.machine_id
+                OR snowflake_sequence(id) <> d.sequence",
+        );
+        assert_eq!(disagreements, 0);
+        assert_eq!(text("SELECT snowflake_timestamp(4194304)::text"), "2025-01-01 00:00:00.001+00");
+        assert_eq!(count("SELECT snowflake_machine_id(7 << 12)::bigint"), 7);
+        assert_eq!(count("SELECT snowflake_sequence(4095)::bigint"), 4095);
+        for f in ["snowflake_timestamp", "snowflake_machine_id", "snowflake_sequence"] {
+            let (state, message, _) = error_of(&format!("SELECT {f}(-1)"));
+            assert_eq!((state.as_str(), message.as_str()), ("22023", "snowflake id -1 is negative"), "{f}");
+        }
+    }
+
+    #[pg_test]
+    fn from_timestamp_is_the_smallest_id_of_that_millisecond() {
+        assert_eq!(count("SELECT snowflake_from_timestamp('2025-01-01 00:00:00+00')"), 0);
+        assert_eq!(count("SELECT snowflake_from_timestamp('2025-01-01 00:00:00.001+00')"), 1 << 22);
+        // Microseconds round down, as the clock does when an id is minted.
+        assert_eq!(count("SELECT snowflake_from_timestamp('2025-01-01 00:00:00.001999+00')"), 1 << 22);
+        assert_eq!(count("SELECT snowflake_from_timestamp('2025-01-01 05:30:00.001+05:30')"), 1 << 22);
+        let id = count("SELECT snowflake_nextval()");
+        assert!(count("SELECT snowflake_from_timestamp(now() - interval '1 second')") <= id);
+        assert!(count("SELECT snowflake_from_timestamp(clock_timestamp() + interval '1 second')") > id);
+    }
+
+    #[pg_test]
+    fn a_time_range_is_a_primary_key_range_scan() {
+        // 200,000 rows spread over 200 seconds of ids, as if minted over time.
+        Spi::run(
+            "CREATE TABLE events (id bigint PRIMARY KEY, payload text);
+             INSERT INTO events
+             SELECT snowflake_compose(timestamptz '2026-01-01 00:00:00+00' + g * interval '1 millisecond', 7, g % 4096), 'x'
+             FROM generate_series(1, 200000) g;
+             ANALYZE events",
+        )
+        .unwrap();
+        let query = "SELECT * FROM events WHERE id >= snowflake_from_timestamp(timestamptz '2026-01-01 00:03:00+00')";
+        let plan = Spi::connect(|client| {
+            client
+                .select(&format!("EXPLAIN (COSTS OFF) {query}"), None, &[])
+                .unwrap()
+                .map(|row| row.get::<String>(1).unwrap().unwrap())
+                .collect::<Vec<_>>()
+                .join("\n")
+        });
+        assert!(plan.contains("Index Cond: (id >= snowflake_from_timestamp("), "{plan}");
+        assert!(!plan.contains("Seq Scan"), "{plan}");
+        // The bound is exact: the range holds exactly the rows whose time is at or after it.
+        assert_eq!(count(&format!("SELECT count(*) FROM ({query}) s")), 20_001);
+        assert_eq!(count("SELECT count(*) FROM events WHERE snowflake_timestamp(id) >= '2026-01-01 00:03:00+00'"), 20_001);
+    }
+
+    #[pg_test]
+    fn compose_round_trips_and_checks_each_part() {
+        assert_eq!(
+            text("SELECT (d.ts, d.machine_id, d.sequence)::text FROM snowflake_decode(snowflake_compose('2026-06-01 12:00:00.123456+00', 1023, 4095)) d"),
+            "(\"2026-06-01 12:00:00.123+00\",1023,4095)"
+        );
+        let cases = [
+            ("SELECT snowflake_compose(now(), 1024, 0)", "22023", "machine_id 1024 is out of range (0 to 1023)"),
+            ("SELECT snowflake_compose(now(), -1, 0)", "22023", "machine_id -1 is out of range (0 to 1023)"),
+            ("SELECT snowflake_compose(now(), 0, 4096)", "22023", "sequence 4096 is out of range (0 to 4095)"),
+            (
+                "SELECT snowflake_compose('2024-12-31 23:59:59.999+00', 0, 0)",
+                "22008",
+                "time 2024-12-31 23:59:59.999+00 is before snowflake.epoch 2025-01-01 00:00:00+00",
+            ),
+            (
+                "SELECT snowflake_from_timestamp('2094-09-07 15:47:35.552+00')",
+                "22008",
+                "time 2094-09-07 15:47:35.552+00 is past the end of the 41-bit timestamp field, 2094-09-07 15:47:35.552+00",
+            ),
+            ("SELECT snowflake_from_timestamp('-infinity')", "22008", ""),
+            ("SELECT snowflake_from_timestamp('infinity')", "22008", ""),
+        ];
+        for (query, want_state, want_message) in cases {
+            let (state, message, hint) = error_of(query);
+            assert_eq!(state, want_state, "{query}: {message}");
+            assert!(message.starts_with(want_message), "{query}: {message}");
+            assert!(!hint.is_empty(), "{query}");
+        }
+        assert_eq!(count("SELECT snowflake_from_timestamp('2094-09-07 15:47:35.551+00')"), ((1_i64 << 41) - 1) << 22);
+    }
+
+    #[pg_test]
+    fn layout_describes_the_running_layout() {
+        assert_eq!(
+            text("SELECT (l.*)::text FROM snowflake_layout() l"),
+            "(\"2025-01-01 00:00:00+00\",1,41,10,12,1023,4096,4096000,\"2094-09-07 15:47:35.552+00\")"
+        );
+        assert_eq!(count("SELECT (snowflake_layout()).ids_per_tick"), 4096);
+    }
+
+    #[pg_test]
+    fn decode_knows_other_systems_layouts() {
+        // Discord's documented example: created 2016-04-30 11:18:25.796 UTC, worker 1, process 0, increment 7.
+        assert_eq!(
+            text("SELECT (d.ts, d.machine_id, d.sequence)::text FROM snowflake_decode(175928847299117063, 'discord') d"),
+            "(\"2016-04-30 11:18:25.796+00\",32,7)"
+        );
+        assert_eq!(count("SELECT count(*) FROM snowflake_decode(123456789, 'SERVER') s, snowflake_decode(123456789) d WHERE s = d"), 1);
+        assert_eq!(text("SELECT (snowflake_decode(1 << 24, 'sonyflake')).ts::text"), "2014-09-01 00:00:00.01+00");
+        let (state, message, hint) = error_of("SELECT snowflake_decode(1, 'uuid')");
+        assert_eq!(state, "22023");
+        assert_eq!(message, "unknown snowflake layout \"uuid\"; known layouts: twitter, discord, instagram, sonyflake, server");
+        assert!(hint.contains("'server'"));
+        assert_eq!(error_of("SELECT snowflake_decode(-1, 'twitter')").1, "snowflake id -1 is negative");
+    }
+
+    #[pg_test]
+    fn helpers_are_stable_and_parallel_safe() {
+        let wrong = count(
+            "SELECT count(*) FROM pg_proc WHERE proname IN ('snowflake_decode', 'snowflake_timestamp',
+                'snowflake_machine_id', 'snowflake_sequence', 'snowflake_from_timestamp', 'snowflake_compose',
+                'snowflake_layout') AND (provolatile <> 's' OR proparallel <> 's')",
+        );
+        assert_eq!(wrong, 0);
+        assert_eq!(count("SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%'"), 9);
     }
 }

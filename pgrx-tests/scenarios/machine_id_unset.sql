@@ -1,7 +1,7 @@
 -- conf: shared_preload_libraries = 'pg_snowflake'
 -- conf: snowflake.machineid = 7
 -- log: WARNING:  pg_snowflake cannot generate ids: snowflake.machine_id is not set
--- log: invalid configuration parameter name "snowflake.machineid"
+-- log: "snowflake.machineid"
 -- The library is preloaded but snowflake.machine_id is not set (a misspelt name does not count,
 -- and is reported at start): generation refuses with a hint; decoding needs only the layout.
 \ir ../include/error_of.sql

@@ -1,0 +1,62 @@
+//! Reading ids: `snowflake_decode()` into all fields, under this server's layout or another
+//! system's, and one extractor per field. STABLE: see the module note in `mod.rs`; the preset
+//! form is STABLE too, since one of its layouts is the server's.
+
+use super::{raise, to_timestamptz};
+use crate::error::Error;
+use crate::layout::Parts;
+use crate::{presets, startup};
+use pgrx::prelude::*;
+
+fn server_parts(id: i64) -> Result<Parts, Error> {
+    startup::layout()?.decode(id)
+}
+
+fn timestamp(id: i64, parts: &Parts) -> Result<TimestampWithTimeZone, Error> {
+    to_timestamptz(parts.unix_ms).ok_or(Error::TimeOutOfRange { id })
+}
+
+fn parts_row(id: i64, parts: Result<Parts, Error>) -> pgrx::composite_type!('static, "snowflake_parts") {
+    let parts = raise(parts);
+    let ts = raise(timestamp(id, &parts));
+    let mut row = PgHeapTuple::new_composite_type("snowflake_parts")
+        .unwrap_or_else(|e| error!("type snowflake_parts is missing: {e}"));
+    // Fields are at most 24 bits wide (16 for presets), so they fit an integer.
+    for result in [
+        row.set_by_name("ts", ts),
+        row.set_by_name("machine_id", parts.machine_id as i32),
+        row.set_by_name("sequence", parts.sequence as i32),
+    ] {
+        result.unwrap_or_else(|e| error!("type snowflake_parts has changed: {e}"));
+    }
+    row
+}
+
+#[pg_extern(stable, parallel_safe, strict)]
+fn snowflake_decode(id: i64) -> pgrx::composite_type!('static, "snowflake_parts") {
+    parts_row(id, server_parts(id))
+}
+
+/// `layout`: twitter, discord, instagram, sonyflake, or server (this server's own).
+#[pg_extern(stable, parallel_safe, strict, name = "snowflake_decode")]
+fn snowflake_decode_as(id: i64, layout: &str) -> pgrx::composite_type!('static, "snowflake_parts") {
+    if layout.trim().eq_ignore_ascii_case(presets::SERVER) {
+        return parts_row(id, server_parts(id));
+    }
+    parts_row(id, presets::find(layout).and_then(|p| p.decode(id)))
+}
+
+#[pg_extern(stable, parallel_safe, strict)]
+fn snowflake_timestamp(id: i64) -> TimestampWithTimeZone {
+    raise(server_parts(id).and_then(|p| timestamp(id, &p)))
+}
+
+#[pg_extern(stable, parallel_safe, strict)]
+fn snowflake_machine_id(id: i64) -> i32 {
+    raise(server_parts(id)).machine_id as i32
+}
+
+#[pg_extern(stable, parallel_safe, strict)]
+fn snowflake_sequence(id: i64) -> i32 {
+    raise(server_parts(id)).sequence as i32
+}

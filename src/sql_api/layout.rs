@@ -1,0 +1,28 @@
+//! `snowflake_layout()`: the running layout as one row. STABLE: see the module note in `mod.rs`.
+
+use super::{raise, to_timestamptz_or_infinity};
+use crate::startup;
+use pgrx::prelude::*;
+
+#[pg_extern(stable, parallel_safe)]
+fn snowflake_layout() -> pgrx::composite_type!('static, "snowflake_layout") {
+    let layout = raise(startup::layout());
+    let per_tick = layout.max_sequence() + 1;
+    let mut row = PgHeapTuple::new_composite_type("snowflake_layout")
+        .unwrap_or_else(|e| error!("type snowflake_layout is missing: {e}"));
+    let results = [
+        row.set_by_name("epoch", to_timestamptz_or_infinity(layout.epoch_ms())),
+        row.set_by_name("time_unit_ms", layout.tick_ms() as i32),
+        row.set_by_name("timestamp_bits", layout.timestamp_bits() as i32),
+        row.set_by_name("machine_bits", layout.machine_bits() as i32),
+        row.set_by_name("sequence_bits", layout.sequence_bits() as i32),
+        row.set_by_name("max_machine_id", layout.max_machine_id() as i32),
+        row.set_by_name("ids_per_tick", per_tick),
+        row.set_by_name("ids_per_second", per_tick * 1000 / layout.tick_ms()),
+        row.set_by_name("timestamp_field_ends", to_timestamptz_or_infinity(layout.end_unix_ms())),
+    ];
+    for result in results {
+        result.unwrap_or_else(|e| error!("type snowflake_layout has changed: {e}"));
+    }
+    row
+}

@@ -1,0 +1,58 @@
+//! The SQL-facing functions, one file per concern. Each turns a domain `Error` into a PostgreSQL
+//! error with its SQLSTATE, message and hint; nothing here panics on bad input.
+//!
+//! Volatility: everything that reads the server's layout (snowflake.epoch, time_unit and the bit
+//! settings) is STABLE, not IMMUTABLE, because the layout can differ after a restart: IMMUTABLE
+//! would let an index expression or a cached plan keep an answer made under another layout.
+//! STABLE still lets the planner use `snowflake_from_timestamp(...)` in an index condition.
+
+mod compose;
+mod decode;
+mod generate;
+mod layout;
+
+use crate::error::Error;
+use pgrx::prelude::*;
+
+pgrx::extension_sql_file!("../../sql/types.sql", name = "types", bootstrap);
+pgrx::extension_sql_file!("../../sql/comments.sql", name = "comments", finalize);
+
+/// 2000-01-01, PostgreSQL's timestamp epoch, in milliseconds since 1970.
+const PG_EPOCH_MS: i64 = 946_684_800_000;
+
+/// A time in milliseconds since 1970 as a timestamptz, if it is within timestamptz's range.
+fn to_timestamptz(unix_ms: i64) -> Option<TimestampWithTimeZone> {
+    let us = unix_ms.checked_sub(PG_EPOCH_MS)?.checked_mul(1000)?;
+    // i64::MIN and i64::MAX stand for -infinity and infinity: no id means either.
+    if us == i64::MIN || us == i64::MAX {
+        return None;
+    }
+    TimestampWithTimeZone::try_from(us).ok()
+}
+
+/// A timestamptz in whole milliseconds since 1970 (rounded down, as the clock is when an id is
+/// minted), with -infinity and infinity mapped to the extremes.
+fn unix_ms_of(ts: TimestampWithTimeZone) -> i64 {
+    let us: i64 = ts.into();
+    us.div_euclid(1000).saturating_add(PG_EPOCH_MS)
+}
+
+/// The `-infinity`/`infinity` timestamptz for the end of a field beyond any calendar.
+fn to_timestamptz_or_infinity(unix_ms: i64) -> TimestampWithTimeZone {
+    to_timestamptz(unix_ms).unwrap_or_else(|| TimestampWithTimeZone::try_from(i64::MAX).unwrap())
+}
+
+fn raise<T>(result: Result<T, Error>) -> T {
+    result.unwrap_or_else(|e| e.raise())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamptz_range_is_respected() {
+        assert!(to_timestamptz(946_684_800_000).is_some());
+        assert!(to_timestamptz(i64::MAX / 2).is_none());
+    }
+}
