@@ -125,11 +125,11 @@ ensure_setup() {
   use_pg "$1"
 }
 
-# Builds the extension (debug, without the test-only functions) and installs it into the
-# selected PostgreSQL.
+# install_extension [FEATURE...]: builds the extension (debug, without the test-only functions;
+# the scenarios add the fault_injection feature) and installs it into the selected PostgreSQL.
 install_extension() {
-  say "building and installing pg_snowflake into PostgreSQL $PG_MAJOR"
-  (cd "$PROJECT_DIR" && cargo pgrx install --pg-config "$PG_CONFIG" --no-default-features --features "pg$PG_MAJOR") >/dev/null 2>"$SCRATCH/install.log" \
+  say "building and installing pg_snowflake${1:+ ($*)} into PostgreSQL $PG_MAJOR"
+  (cd "$PROJECT_DIR" && cargo pgrx install --pg-config "$PG_CONFIG" --no-default-features --features "pg$PG_MAJOR $*") >/dev/null 2>"$SCRATCH/install.log" \
     || { cat "$SCRATCH/install.log" >&2; die "cargo pgrx install failed"; }
 }
 
@@ -200,6 +200,21 @@ start_cluster() {
 
 stop_cluster() {
   as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/$1" -m fast -w stop >/dev/null
+}
+
+restart_cluster() {
+  as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/$1" -l "$SCRATCH/$1.log" -m fast -w -t 60 restart >/dev/null \
+    || { cat "$SCRATCH/$1.log" >&2; die "cluster $1 did not restart"; }
+}
+
+# wait_ready NAME: until the cluster accepts connections again (after a crash, say), at most 60 s.
+wait_ready() {
+  local i
+  for i in $(seq 1 120); do
+    psql_on "$1" -c "SELECT 1" >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  die "cluster $1 did not come back"
 }
 
 # psql_on NAME [psql args...]: psql into database postgres of cluster NAME, quiet and unaligned.

@@ -100,7 +100,7 @@ for v in $VERSIONS; do
     (cd "$PROJECT_DIR" && cargo pgrx test "pg$v" "${runas[@]}" --pgdata "$pgdata") || failed_units+=("pg$v")
   fi
 
-  install_extension
+  install_extension fault_injection
   say "PostgreSQL $v: cluster scenarios (pgrx-tests/scenarios)"
   rm -f "$SCRATCH"/*.log
   for file in "$PROJECT_DIR"/pgrx-tests/scenarios/*.sql "$PROJECT_DIR"/pgrx-tests/scenarios/*.sh; do

@@ -17,3 +17,9 @@ COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz) IS
 COMMENT ON FUNCTION snowflake_compose(timestamptz, integer, integer) IS
     'The id with these fields, for backfills and tests';
 COMMENT ON FUNCTION snowflake_layout() IS 'The running layout: epoch, time unit, field widths, capacity and end date';
+COMMENT ON TYPE snowflake_stats IS 'The generator''s health, as returned by snowflake_stats()';
+COMMENT ON FUNCTION snowflake_stats() IS
+    'The generator''s counters, last issued time, durable high-water mark, machine id and layout';
+COMMENT ON FUNCTION snowflake_stats_reset() IS 'Zeroes the counters of snowflake_stats() (superuser)';
+-- Resetting the counters is for the superuser (who may grant it).
+REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;

@@ -17,3 +17,19 @@ CREATE TYPE snowflake_layout AS (
     ids_per_second       bigint,       -- per server, at most
     timestamp_field_ends timestamptz   -- the first time that no id can carry
 );
+
+-- The generator's health, as returned by snowflake_stats().
+CREATE TYPE snowflake_stats AS (
+    ids_issued          bigint,            -- since the server started or the stats were reset
+    sequence_waits      bigint,            -- calls that waited for the next tick: its sequence ran out
+    clock_rollbacks     bigint,            -- times the clock was seen going backwards
+    largest_rollback_ms bigint,            -- the largest step back seen
+    wait_time_ms        double precision,  -- total time calls spent waiting (ticks, clock, mark)
+    last_issued         timestamptz,       -- the time carried by the last id issued
+    high_water_mark     timestamptz,       -- the durable promise: no id carries a later time
+    mark_writes         bigint,            -- durable writes of the mark
+    mark_waits          bigint,            -- calls that waited for a mark write (the lease worker fell behind)
+    machine_id          integer,           -- snowflake.machine_id (NULL when unset)
+    layout              text,              -- the running layout in one line
+    stats_reset         timestamptz        -- when the counters started
+);

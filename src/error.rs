@@ -27,6 +27,10 @@ pub enum Error {
     /// A field given to `snowflake_compose` is out of its range.
     PartOutOfRange { part: &'static str, value: i64, max: i64 },
     UnknownPreset { name: String },
+    /// The high-water mark file could not be read when shared memory was set up.
+    MarkUnreadable,
+    /// A new high-water mark could not be written.
+    MarkWrite { reason: String },
     /// The clock is behind the last issued tick, whose sequence is used up, and did not catch up
     /// within `snowflake.max_clock_wait`.
     ClockBehind { behind_ms: i64, waited_ms: i64 },
@@ -54,6 +58,8 @@ impl Error {
             | Error::UnknownPreset { .. }
             | Error::NegativeId { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
             Error::TimeOutsideLayout { .. } => ERRCODE_DATETIME_FIELD_OVERFLOW,
+            Error::MarkUnreadable => ERRCODE_DATA_CORRUPTED,
+            Error::MarkWrite { .. } => ERRCODE_IO_ERROR,
             // The fault lies outside PostgreSQL, in the system clock.
             Error::ClockBehind { .. } => ERRCODE_SYSTEM_ERROR,
             // As nextval() on a standby.
@@ -129,7 +135,15 @@ impl Error {
                 crate::presets::names().join(", ")
             ),
             Error::ClockBehind { behind_ms, waited_ms } => format!(
-                "the system clock is {behind_ms} ms behind the last issued snowflake id; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
+                "the system clock is {behind_ms} ms behind the last snowflake id this server may have issued; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
+            ),
+            Error::MarkUnreadable => format!(
+                "the snowflake high-water mark file {:?} in the data directory could not be read",
+                crate::mark::FILE_NAME
+            ),
+            Error::MarkWrite { reason } => format!(
+                "could not write the snowflake high-water mark file {:?}: {reason}",
+                crate::mark::FILE_NAME
             ),
             Error::HotStandby => "cannot generate snowflake ids on a hot standby".into(),
             Error::NegativeId { id } => format!("snowflake id {id} is negative"),
@@ -159,6 +173,8 @@ impl Error {
             Error::TimeOutsideLayout { .. } => "Ids can only carry times from snowflake.epoch to the end of the timestamp field; see snowflake_layout().".into(),
             Error::PartOutOfRange { .. } => "Each field must fit its bits in the server's layout; see snowflake_layout().".into(),
             Error::UnknownPreset { .. } => "Name one of the known layouts, or 'server' for this server's own.".into(),
+            Error::MarkUnreadable => "The server log says why. The file holds the time of the last id this server may have issued: restore it, or remove it and restart only if the clock is certainly later than every id issued.".into(),
+            Error::MarkWrite { .. } => "Check the data directory's free space and permissions; ids resume as soon as the mark can be written.".into(),
             Error::ClockBehind { .. } => "The clock was stepped backwards. Check the server's time synchronisation (run NTP in slew mode); to wait longer, raise snowflake.max_clock_wait and reload.".into(),
             Error::HotStandby => "Generate ids on the primary. A standby carries the primary's machine id; give it its own before promoting it.".into(),
             Error::NegativeId { .. } => "Snowflake ids are never negative: check where this value came from.".into(),

@@ -16,6 +16,8 @@ static SEQUENCE_BITS: GucSetting<i32> = GucSetting::<i32>::new(12);
 static TIME_UNIT: GucSetting<i32> = GucSetting::<i32>::new(1);
 static EPOCH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(DEFAULT_EPOCH));
 static MAX_CLOCK_WAIT: GucSetting<i32> = GucSetting::<i32>::new(1000);
+#[cfg(feature = "fault_injection")]
+static FAULT_CLOCK_OFFSET: GucSetting<i32> = GucSetting::<i32>::new(0);
 
 /// What the settings file said for the integer layout settings, read before they are defined:
 /// PostgreSQL replaces a value it cannot parse by the default with only a WARNING, and a layout
@@ -102,8 +104,28 @@ pub fn define() -> RawSettings {
         GucContext::Sighup,
         GucFlags::UNIT_MS,
     );
+    #[cfg(feature = "fault_injection")]
+    GucRegistry::define_int_guc(
+        c"snowflake.fault_clock_offset",
+        c"TEST BUILDS ONLY: milliseconds added to the system clock as the generator reads it.",
+        c"Exists only when pg_snowflake is built with the fault_injection feature, to step the clock in tests.",
+        &FAULT_CLOCK_OFFSET,
+        i32::MIN,
+        i32::MAX,
+        GucContext::Suset,
+        GucFlags::UNIT_MS,
+    );
     reserve_prefix();
     raw
+}
+
+/// The test builds' clock shift; 0, and no code at all, in every other build.
+#[inline(always)]
+pub fn fault_clock_offset_ms() -> i64 {
+    #[cfg(feature = "fault_injection")]
+    return i64::from(FAULT_CLOCK_OFFSET.get());
+    #[cfg(not(feature = "fault_injection"))]
+    0
 }
 
 /// Warn about `snowflake.*` names that are not settings (a typo would otherwise go unnoticed).
@@ -139,6 +161,11 @@ pub fn layout(raw: &RawSettings) -> Result<Layout, Error> {
 
 pub fn machine_id(raw: &RawSettings) -> Result<i64, Error> {
     accepted("snowflake.machine_id", &raw.machine_id, MACHINE_ID.get())
+}
+
+/// The machine id as set, for display; `None` when unset (-1).
+pub fn machine_id_if_set() -> Option<i32> {
+    Some(MACHINE_ID.get()).filter(|&id| id >= 0)
 }
 
 /// Read on the slow path only, when the clock is found behind: it can change by reload.

@@ -6,8 +6,12 @@ mod error;
 mod generator;
 mod gucs;
 mod layout;
+mod lease;
+mod lease_worker;
+mod mark;
 mod pg_host;
 mod presets;
+mod shared;
 mod shmem;
 mod sql_api;
 mod startup;
@@ -26,8 +30,10 @@ pub extern "C-unwind" fn _PG_init() {
     if !unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
         return;
     }
+    pg_host::set_monotonic_base();
     startup::configure();
     shmem::install_hooks();
+    lease_worker::register();
 }
 
 /// Used by `cargo pgrx test`: the test cluster preloads the library with a machine id set.

@@ -1,24 +1,43 @@
 //! The generator's view of the world inside a backend: the system clock (read through the vDSO, no
-//! system call) and pauses that PostgreSQL can cancel (Ctrl-C, statement_timeout, shutdown).
+//! system call), pauses that PostgreSQL can cancel (Ctrl-C, statement_timeout, shutdown), the mark
+//! file in the data directory, and the server log.
 
 use crate::generator::Host;
+use crate::mark;
 use pgrx::pg_sys;
+use std::ffi::CStr;
+use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// Taken in the postmaster, inherited by every process it forks: `Instant`s measured from it are
+/// comparable across processes (CLOCK_MONOTONIC is system-wide).
+static BASE: OnceLock<Instant> = OnceLock::new();
+
+pub fn set_monotonic_base() {
+    BASE.get_or_init(Instant::now);
+}
 
 /// Milliseconds since 1970-01-01 UTC by the system clock, negative before it.
 #[inline]
 pub fn wall_clock_ms() -> i64 {
-    match SystemTime::now().duration_since(UNIX_EPOCH) {
+    let ms = match SystemTime::now().duration_since(UNIX_EPOCH) {
         Ok(d) => d.as_millis() as i64,
         Err(before) => -(before.duration().as_millis() as i64) - 1,
-    }
+    };
+    ms + crate::gucs::fault_clock_offset_ms()
 }
 
-/// Created for each call; it reads the monotonic clock only once a wait begins.
-#[derive(Default)]
-pub struct PgHost {
-    wait_started: Option<Instant>,
+/// The data directory; PostgreSQL processes also run in it.
+pub fn data_dir() -> PathBuf {
+    // SAFETY: DataDir is set before libraries load and never freed.
+    unsafe { pg_sys::DataDir.as_ref() }
+        .map(|p| PathBuf::from(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| PathBuf::from("."))
 }
+
+#[derive(Default)]
+pub struct PgHost;
 
 impl Host for PgHost {
     #[inline]
@@ -27,7 +46,7 @@ impl Host for PgHost {
     }
 
     fn monotonic_us(&mut self) -> u64 {
-        self.wait_started.get_or_insert_with(Instant::now).elapsed().as_micros() as u64
+        BASE.get_or_init(Instant::now).elapsed().as_micros() as u64
     }
 
     fn spin(&mut self) {
@@ -36,8 +55,8 @@ impl Host for PgHost {
     }
 
     fn sleep_ms(&mut self, ms: u64) {
-        // SAFETY: a backend's own latch; WaitLatch returns early on a signal, and the interrupt
-        // check then raises any pending cancel or termination.
+        // SAFETY: this process's own latch; WaitLatch returns early on a signal, and the
+        // interrupt check then raises any pending cancel or termination.
         unsafe {
             pg_sys::WaitLatch(
                 pg_sys::MyLatch,
@@ -48,5 +67,15 @@ impl Host for PgHost {
             pg_sys::ResetLatch(pg_sys::MyLatch);
         }
         pgrx::check_for_interrupts!();
+    }
+
+    fn persist_mark(&mut self, unix_ms: i64) -> Result<(), String> {
+        mark::write(&data_dir(), unix_ms).map_err(|e| e.to_string())
+    }
+
+    fn clock_went_back(&mut self, behind_ms: i64) {
+        pgrx::warning!(
+            "pg_snowflake: the system clock went backwards by {behind_ms} ms; ids continue on the last issued timestamp and wait for the clock to catch up (at most snowflake.max_clock_wait)"
+        );
     }
 }

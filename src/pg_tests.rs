@@ -107,7 +107,8 @@ mod tests {
     #[pg_test]
     fn settings_change_only_when_documented() {
         let contexts = Spi::get_one::<String>(
-            "SELECT string_agg(name || '=' || context, ',' ORDER BY name) FROM pg_settings WHERE name LIKE 'snowflake.%'",
+            "SELECT string_agg(name || '=' || context, ',' ORDER BY name) FROM pg_settings
+             WHERE name LIKE 'snowflake.%' AND name <> 'snowflake.fault_clock_offset'",
         )
         .unwrap()
         .unwrap();
@@ -255,6 +256,55 @@ mod tests {
                 'snowflake_layout') AND (provolatile <> 's' OR proparallel <> 's')",
         );
         assert_eq!(wrong, 0);
-        assert_eq!(count("SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%'"), 9);
+        assert_eq!(count("SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%'"), 11);
+    }
+
+    #[pg_test]
+    fn stats_describe_the_generator() {
+        Spi::run("SELECT snowflake_stats_reset()").unwrap();
+        count("SELECT count(snowflake_nextval()) FROM generate_series(1, 10000)");
+        // Other tests run at the same time on this cluster: at least ours were counted.
+        assert!(count("SELECT ids_issued FROM snowflake_stats()") >= 10_000);
+        assert_eq!(
+            text("SELECT machine_id || ' ' || layout FROM snowflake_stats()"),
+            "7 41|10|12 bits (timestamp|machine|sequence) from 2025-01-01 00:00:00+00"
+        );
+        let checks = text(
+            "SELECT (last_issued BETWEEN now() - interval '1 minute' AND clock_timestamp())::text
+                 || (high_water_mark > last_issued)::text
+                 || (high_water_mark <= clock_timestamp() + interval '1 second')::text
+                 || (stats_reset <= clock_timestamp())::text
+             FROM snowflake_stats()",
+        );
+        assert_eq!(checks, "truetruetruetrue");
+    }
+
+    #[pg_test]
+    fn stats_reset_is_for_superusers() {
+        Spi::run("CREATE ROLE snowflake_tester; SET ROLE snowflake_tester").unwrap();
+        let (state, _, _) = error_of("SELECT snowflake_stats_reset()");
+        assert_eq!(state, "42501");
+        assert_eq!(error_of("SELECT ids_issued FROM snowflake_stats()").0, "none", "reading is for everyone");
+        Spi::run("RESET ROLE").unwrap();
+    }
+
+    #[pg_test]
+    fn a_clock_stepped_back_keeps_ids_increasing_and_is_counted() {
+        let increasing = |offset: &str, n: i32| {
+            Spi::run(&format!("SET snowflake.fault_clock_offset = '{offset}'")).unwrap();
+            count(&format!(
+                "WITH ids AS (SELECT n, snowflake_nextval() AS id FROM generate_series(0, {n}) n)
+                 SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY n) prev FROM ids) s WHERE id <= prev"
+            ))
+        };
+        let before = count("SELECT max(snowflake_nextval()) FROM generate_series(1, 10)");
+        let rollbacks = count("SELECT clock_rollbacks FROM snowflake_stats()");
+        assert_eq!(increasing("-1ms", 20_000), 0);
+        // A second back: a few ids are issued on the last timestamp at once, and the step is seen.
+        assert_eq!(increasing("-1s", 10), 0);
+        Spi::run("RESET snowflake.fault_clock_offset").unwrap();
+        assert!(count("SELECT snowflake_nextval()") > before);
+        assert!(count("SELECT clock_rollbacks FROM snowflake_stats()") > rollbacks);
+        assert!(count("SELECT largest_rollback_ms FROM snowflake_stats()") >= 900);
     }
 }

@@ -1,17 +1,14 @@
-//! The generator's state in shared memory: one atomic word for the whole server, shared by every
-//! backend, database and parallel worker. Set up by the book (as contrib's pg_stat_statements
-//! does): space requested while libraries preload, the struct created or attached under
-//! `AddinShmemInitLock` when shared memory is (re)initialised, which also happens after a backend
-//! crash.
+//! The generator's shared state in PostgreSQL's shared memory: one [`Shared`] for the whole server,
+//! used by every backend, database, parallel worker and the lease worker. Set up by the book (as
+//! contrib's pg_stat_statements does): space requested while libraries preload, the struct created
+//! under `AddinShmemInitLock` when shared memory is (re)initialised. That also happens after a
+//! backend crash, so the state is rebuilt from the durable high-water mark each time.
 
+use crate::pg_host::{data_dir, wall_clock_ms};
+use crate::shared::Shared;
+use crate::{mark, startup};
 use pgrx::pg_sys;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
-
-#[repr(C)]
-struct Shared {
-    /// `last_tick << sequence_bits | last_sequence`; see `generator`.
-    state: AtomicU64,
-}
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// Where this process finds the shared struct; null until the startup hook ran, so also null in
 /// a backend that loaded the library without `shared_preload_libraries`.
@@ -38,7 +35,7 @@ pub fn install_hooks() {
 }
 
 unsafe fn request_space() {
-    unsafe { pg_sys::RequestAddinShmemSpace(std::mem::size_of::<Shared>()) };
+    unsafe { pg_sys::RequestAddinShmemSpace(std::mem::size_of::<Shared>() + 64) };
 }
 
 #[cfg(not(feature = "pg14"))]
@@ -52,6 +49,30 @@ unsafe extern "C-unwind" fn on_shmem_request() {
     }
 }
 
+/// The state a server starts from: above the mark on disk, if there is one.
+fn initial_state() -> Shared {
+    let now = wall_clock_ms();
+    let Ok(layout) = startup::layout() else {
+        return Shared::starting_at(None, 0, now); // nothing can be issued anyway
+    };
+    match mark::read(&data_dir()) {
+        Ok(Some(ms)) => {
+            let tick = layout.tick_of_time(ms).unwrap_or(if ms < layout.epoch_ms() { 0 } else { layout.max_tick() });
+            Shared::starting_at(Some((tick, ms)), layout.sequence_bits(), now)
+        }
+        Ok(None) => Shared::starting_at(None, layout.sequence_bits(), now),
+        Err(reason) => {
+            pgrx::warning!(
+                "pg_snowflake cannot generate ids: the high-water mark file {:?} could not be read: {reason}",
+                data_dir().join(mark::FILE_NAME)
+            );
+            let shared = Shared::starting_at(None, layout.sequence_bits(), now);
+            shared.mark.unreadable.store(true, Ordering::Relaxed);
+            shared
+        }
+    }
+}
+
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn on_shmem_startup() {
     unsafe {
@@ -61,19 +82,20 @@ unsafe extern "C-unwind" fn on_shmem_startup() {
         let lock = &raw mut (*pg_sys::MainLWLockArray.add(21)).lock; // AddinShmemInitLock
         pg_sys::LWLockAcquire(lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
         let mut found = false;
-        let shared = pg_sys::ShmemInitStruct(c"pg_snowflake".as_ptr(), std::mem::size_of::<Shared>(), &mut found)
-            .cast::<Shared>();
+        let raw = pg_sys::ShmemInitStruct(c"pg_snowflake".as_ptr(), std::mem::size_of::<Shared>() + 64, &mut found);
+        // ShmemInitStruct aligns to 8 bytes; Shared wants a cache line.
+        let shared = raw.cast::<u8>().add(raw.cast::<u8>().align_offset(64)).cast::<Shared>();
         if !found {
-            shared.write(Shared { state: AtomicU64::new(0) });
+            shared.write(initial_state());
         }
         SHARED.store(shared, Ordering::Release);
         pg_sys::LWLockRelease(lock);
     }
 }
 
-/// The shared state word, or `None` when the library was not preloaded.
+/// The server's shared state, or `None` when the library was not preloaded.
 #[inline]
-pub fn state() -> Option<&'static AtomicU64> {
+pub fn shared() -> Option<&'static Shared> {
     // SAFETY: once set, the pointer stays valid for the life of this process.
-    unsafe { SHARED.load(Ordering::Acquire).as_ref().map(|s| &s.state) }
+    unsafe { SHARED.load(Ordering::Acquire).as_ref() }
 }

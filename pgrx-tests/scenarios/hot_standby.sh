@@ -7,6 +7,7 @@ psql_on primary -c "CREATE EXTENSION pg_snowflake" -c "CREATE TABLE t AS SELECT 
 as_pg_owner "$PG_BIN/pg_basebackup" -h "$SCRATCH" -p "$(port_of primary)" -U postgres -D "$SCRATCH/standby" -R -X stream
 echo "port = $(next_port)" | as_pg_owner tee -a "$SCRATCH/standby/postgresql.conf" >/dev/null
 start_cluster standby
+pgrep -P "$(head -n 1 "$SCRATCH/standby/postmaster.pid")" -f "pg_snowflake lease" >/dev/null || echo "no lease worker on the standby"
 psql_on standby -A -F ' | ' <<'SQL'
 \pset footer off
 SELECT pg_is_in_recovery() AS standby;

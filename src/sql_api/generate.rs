@@ -10,12 +10,12 @@ use pgrx::prelude::*;
 #[inline]
 fn nextval() -> Result<i64, Error> {
     let generator = startup::generator()?;
-    let state = shmem::state().ok_or(Error::NotPreloaded)?;
+    let shared = shmem::shared().ok_or(Error::NotPreloaded)?;
     // SAFETY: a plain read of recovery state; cheap once recovery has ended in this backend.
     if unsafe { pg_sys::RecoveryInProgress() } {
         return Err(Error::HotStandby);
     }
-    generator.next_id(state, &mut PgHost::default(), gucs::max_clock_wait_ms)
+    generator.next_id(shared, &mut PgHost, gucs::max_clock_wait_ms)
 }
 
 /// VOLATILE: every call returns a new value. PARALLEL SAFE: the state lives in shared memory, so a

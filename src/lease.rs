@@ -1,0 +1,56 @@
+//! The durable high-water mark as a lease on time: the mark is written about a second ahead of
+//! the clock, so that a new tick rarely has to wait for the disk, and ids past the mark are issued
+//! only once a new mark is durable. The background worker renews it while ids are being issued;
+//! a backend that finds it expired renews it itself. One writer at a time; the others keep issuing
+//! under the old mark, or wait briefly for the new one.
+
+use crate::error::Error;
+use crate::generator::Host;
+use crate::layout::Layout;
+use crate::shared::Shared;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+/// How far ahead of the clock a new mark is written.
+pub const LEASE_MS: i64 = 1000;
+/// The worker renews the mark when less than this is left and ids are being issued.
+pub const RENEW_BELOW_MS: i64 = 600;
+
+/// Writes a new mark a lease ahead of `now_ms`, durably, then publishes it. `Ok(false)`: another
+/// process is writing one; pause and look again.
+pub fn cover<H: Host>(shared: &Shared, layout: &Layout, now_ms: i64, host: &mut H) -> Result<bool, Error> {
+    let mark = &shared.mark;
+    if mark.unreadable.load(Relaxed) {
+        return Err(Error::MarkUnreadable);
+    }
+    if mark.writing.compare_exchange(false, true, Acquire, Relaxed).is_err() {
+        return Ok(false);
+    }
+    let new_ms = now_ms + LEASE_MS;
+    if new_ms <= mark.unix_ms.load(Relaxed) {
+        // The clock went back: the mark already reaches further. Never lower it.
+        mark.writing.store(false, Release);
+        return Ok(true);
+    }
+    let written = host.persist_mark(new_ms);
+    if written.is_ok() {
+        mark.unix_ms.store(new_ms, Relaxed);
+        let tick = layout.tick_of_time(new_ms).unwrap_or(layout.max_tick());
+        mark.tick.fetch_max(tick, Release);
+        shared.stats.mark_writes.fetch_add(1, Relaxed);
+    }
+    mark.writing.store(false, Release);
+    written.map(|()| true).map_err(|reason| Error::MarkWrite { reason })
+}
+
+/// The worker's periodic check: renew the mark if ids were issued within the last lease and less
+/// than [`RENEW_BELOW_MS`] of it is left. An idle server writes nothing.
+pub fn renew_if_due<H: Host>(shared: &Shared, layout: &Layout, now_ms: i64, host: &mut H) -> Result<bool, Error> {
+    let mark_ms = shared.mark.unix_ms.load(Relaxed);
+    let last_tick = (shared.hot.state.load(Relaxed) >> layout.sequence_bits()) as i64;
+    let Some(last_ms) = layout.tick_start_ms(last_tick) else { return Ok(false) };
+    let active = shared.hot.state.load(Relaxed) != 0 && last_ms >= now_ms - LEASE_MS;
+    if !active || mark_ms - now_ms >= RENEW_BELOW_MS || shared.mark.unreadable.load(Relaxed) {
+        return Ok(false);
+    }
+    cover(shared, layout, now_ms, host)
+}

@@ -1,0 +1,45 @@
+//! The background worker "pg_snowflake lease": it renews the durable high-water mark ahead of the
+//! clock while ids are being issued, so that backends never wait for the disk in steady state.
+//! Backends renew it themselves if the worker falls behind, so ids never depend on it.
+
+use crate::lease;
+use crate::pg_host::{wall_clock_ms, PgHost};
+use crate::{shmem, startup};
+use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};
+use pgrx::prelude::*;
+use std::time::Duration;
+
+/// How often the worker looks at the mark.
+const PERIOD: Duration = Duration::from_millis(100);
+
+/// Registers the worker; called from `_PG_init` while libraries preload.
+pub fn register() {
+    BackgroundWorkerBuilder::new("pg_snowflake lease")
+        .set_type("pg_snowflake lease")
+        .set_library("pg_snowflake")
+        .set_function("pg_snowflake_lease_main")
+        .enable_shmem_access(None)
+        // Not on a standby: it never issues ids.
+        .set_start_time(BgWorkerStartTime::RecoveryFinished)
+        .set_restart_time(Some(Duration::from_secs(1)))
+        .load();
+}
+
+#[pg_guard]
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn pg_snowflake_lease_main(_arg: pg_sys::Datum) {
+    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    let (Ok(generator), Some(shared)) = (startup::generator(), shmem::shared()) else {
+        // Nothing can be issued with this configuration: nothing to renew. Stay, so that the
+        // postmaster does not restart the worker every second.
+        while BackgroundWorker::wait_latch(None) {}
+        return;
+    };
+    let mut host = PgHost;
+    while BackgroundWorker::wait_latch(Some(PERIOD)) {
+        if let Err(e) = lease::renew_if_due(shared, generator.layout(), wall_clock_ms(), &mut host) {
+            // Backends will meet the same error when they need the mark; say it once a period.
+            pgrx::log!("pg_snowflake lease: {}", e.message());
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! What every backend shares, as pure Rust: the generator's state word, the durable high-water
+//! mark and the statistics. `shmem` places one of these in PostgreSQL's shared memory; the tests
+//! use a plain one. Fields written on every id sit on their own cache line, away from the ones
+//! read on every new tick and from the statistics written only on slow paths.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+
+/// Written on every id.
+#[repr(C, align(64))]
+pub struct Hot {
+    /// `last_tick << sequence_bits | last_sequence`; see `generator`.
+    pub state: AtomicU64,
+    /// Ids issued since the statistics were reset.
+    pub issued: AtomicU64,
+}
+
+/// The durable high-water mark: no id this server issued or will issue without writing a new mark
+/// first carries a tick above `tick`.
+#[repr(C, align(64))]
+pub struct Mark {
+    /// The mark, in ticks of the layout; -1 when none is durable yet.
+    pub tick: AtomicI64,
+    /// The same mark in milliseconds since 1970 (as written in the file); -1 when none.
+    pub unix_ms: AtomicI64,
+    /// The mark found on disk when shared memory was set up: ids wait for the clock to pass it.
+    pub restart_tick: AtomicI64,
+    /// Held by the one process writing a new mark.
+    pub writing: AtomicBool,
+    /// The mark on disk could not be read at start: nothing may be issued.
+    pub unreadable: AtomicBool,
+}
+
+/// Slow-path counters; relaxed atomics, never a lock.
+#[repr(C, align(64))]
+#[derive(Default)]
+pub struct Stats {
+    pub sequence_waits: AtomicU64,
+    pub clock_rollbacks: AtomicU64,
+    pub largest_rollback_ms: AtomicI64,
+    pub wait_us: AtomicU64,
+    pub mark_writes: AtomicU64,
+    /// Calls that found the mark expired and waited for a new one to be written.
+    pub mark_waits: AtomicU64,
+    /// The last tick at which a rollback was counted, so that one step back is one event.
+    pub rollback_tick: AtomicI64,
+    /// When the last rollback WARNING was logged (monotonic ms), for rate limiting.
+    pub last_warning_ms: AtomicI64,
+    /// When the statistics were last reset, in milliseconds since 1970.
+    pub reset_unix_ms: AtomicI64,
+}
+
+#[repr(C)]
+pub struct Shared {
+    pub hot: Hot,
+    pub mark: Mark,
+    pub stats: Stats,
+}
+
+/// A copy of the counters, for `snowflake_stats()`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatsSnapshot {
+    pub issued: u64,
+    pub sequence_waits: u64,
+    pub clock_rollbacks: u64,
+    pub largest_rollback_ms: i64,
+    pub wait_us: u64,
+    pub mark_writes: u64,
+    pub mark_waits: u64,
+    pub reset_unix_ms: i64,
+}
+
+impl Shared {
+    /// The shared state of a server that starts with `mark`, the mark read from disk as (tick,
+    /// milliseconds since 1970), if any: its first id must carry a later tick. The mark's tick is
+    /// taken as used up, so that no id is issued on it.
+    pub fn starting_at(mark: Option<(i64, i64)>, sequence_bits: u32, now_unix_ms: i64) -> Shared {
+        let (state, tick, unix_ms) = match mark {
+            Some((t, ms)) if t >= 0 => (((t as u64) << sequence_bits) | ((1_u64 << sequence_bits) - 1), t, ms),
+            _ => (0, -1, -1),
+        };
+        Shared {
+            hot: Hot { state: AtomicU64::new(state), issued: AtomicU64::new(0) },
+            mark: Mark {
+                tick: AtomicI64::new(tick),
+                unix_ms: AtomicI64::new(unix_ms),
+                restart_tick: AtomicI64::new(tick),
+                writing: AtomicBool::new(false),
+                unreadable: AtomicBool::new(false),
+            },
+            stats: Stats {
+                rollback_tick: AtomicI64::new(-1),
+                last_warning_ms: AtomicI64::new(i64::MIN / 2),
+                reset_unix_ms: AtomicI64::new(now_unix_ms),
+                ..Stats::default()
+            },
+        }
+    }
+
+    pub fn stats(&self) -> StatsSnapshot {
+        let s = &self.stats;
+        StatsSnapshot {
+            issued: self.hot.issued.load(Relaxed),
+            sequence_waits: s.sequence_waits.load(Relaxed),
+            clock_rollbacks: s.clock_rollbacks.load(Relaxed),
+            largest_rollback_ms: s.largest_rollback_ms.load(Relaxed),
+            wait_us: s.wait_us.load(Relaxed),
+            mark_writes: s.mark_writes.load(Relaxed),
+            mark_waits: s.mark_waits.load(Relaxed),
+            reset_unix_ms: s.reset_unix_ms.load(Relaxed),
+        }
+    }
+
+    /// Zeroes the counters (not the state, the mark or the rate limit of warnings).
+    pub fn reset_stats(&self, now_unix_ms: i64) {
+        let s = &self.stats;
+        self.hot.issued.store(0, Relaxed);
+        for c in [&s.sequence_waits, &s.clock_rollbacks, &s.wait_us, &s.mark_writes, &s.mark_waits] {
+            c.store(0, Relaxed);
+        }
+        s.largest_rollback_ms.store(0, Relaxed);
+        s.reset_unix_ms.store(now_unix_ms, Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_restart_above_a_mark_starts_with_that_tick_used_up() {
+        let s = Shared::starting_at(Some((1000, 1234)), 12, 0);
+        assert_eq!(s.hot.state.load(Relaxed), (1000 << 12) | 4095);
+        assert_eq!((s.mark.tick.load(Relaxed), s.mark.unix_ms.load(Relaxed)), (1000, 1234));
+        let fresh = Shared::starting_at(None, 12, 0);
+        assert_eq!((fresh.hot.state.load(Relaxed), fresh.mark.tick.load(Relaxed)), (0, -1));
+    }
+
+    #[test]
+    fn hot_fields_have_a_cache_line_of_their_own() {
+        assert_eq!(std::mem::align_of::<Hot>(), 64);
+        assert_eq!(std::mem::offset_of!(Shared, mark) % 64, 0);
+        assert!(std::mem::offset_of!(Shared, mark) >= 64);
+    }
+
+    #[test]
+    fn reset_zeroes_the_counters_only() {
+        let s = Shared::starting_at(Some((5, 5)), 12, 0);
+        s.hot.issued.store(9, Relaxed);
+        s.stats.clock_rollbacks.store(2, Relaxed);
+        s.reset_stats(77);
+        assert_eq!(s.stats(), StatsSnapshot { reset_unix_ms: 77, ..StatsSnapshot::default() });
+        assert_eq!(s.hot.state.load(Relaxed), (5 << 12) | 4095);
+    }
+}

@@ -1,0 +1,44 @@
+//! `snowflake_stats()` and `snowflake_stats_reset()`: the generator's health. VOLATILE: the
+//! counters move between two reads in one statement.
+
+use super::{raise, to_timestamptz};
+use crate::error::Error;
+use crate::pg_host::wall_clock_ms;
+use crate::{gucs, shmem, startup};
+use pgrx::prelude::*;
+
+#[pg_extern(volatile, parallel_safe)]
+fn snowflake_stats() -> pgrx::composite_type!('static, "snowflake_stats") {
+    let shared = raise(shmem::shared().ok_or(Error::NotPreloaded));
+    let stats = shared.stats();
+    let generator = startup::generator().ok();
+    let layout = startup::layout().ok();
+    let mark_ms = shared.mark.unix_ms.load(std::sync::atomic::Ordering::Relaxed);
+    let mut row = PgHeapTuple::new_composite_type("snowflake_stats")
+        .unwrap_or_else(|e| error!("type snowflake_stats is missing: {e}"));
+    let results = [
+        row.set_by_name("ids_issued", stats.issued as i64),
+        row.set_by_name("sequence_waits", stats.sequence_waits as i64),
+        row.set_by_name("clock_rollbacks", stats.clock_rollbacks as i64),
+        row.set_by_name("largest_rollback_ms", stats.largest_rollback_ms),
+        row.set_by_name("wait_time_ms", stats.wait_us as f64 / 1000.0),
+        row.set_by_name("last_issued", generator.and_then(|g| g.last_issued_ms(shared)).and_then(to_timestamptz)),
+        row.set_by_name("high_water_mark", (mark_ms >= 0).then(|| to_timestamptz(mark_ms)).flatten()),
+        row.set_by_name("mark_writes", stats.mark_writes as i64),
+        row.set_by_name("mark_waits", stats.mark_waits as i64),
+        row.set_by_name("machine_id", gucs::machine_id_if_set()),
+        row.set_by_name("layout", layout.map(|l| l.describe())),
+        row.set_by_name("stats_reset", to_timestamptz(stats.reset_unix_ms)),
+    ];
+    for result in results {
+        result.unwrap_or_else(|e| error!("type snowflake_stats has changed: {e}"));
+    }
+    row
+}
+
+/// Zeroes the counters. Revoked from PUBLIC by the extension script: superusers only, unless granted.
+#[pg_extern(volatile, parallel_unsafe)]
+fn snowflake_stats_reset() {
+    let shared = raise(shmem::shared().ok_or(Error::NotPreloaded));
+    shared.reset_stats(wall_clock_ms());
+}
