@@ -26,6 +26,10 @@ echo "-- without a restart"
 step 1 -1ms
 step 2 -1s
 step 3 -1h
+# The wait stays cancellable: statement_timeout ends it long before snowflake.max_clock_wait.
+{ psql_on main -At -c "SET snowflake.fault_clock_offset = '-1h'" -c "SET statement_timeout = '300ms'" \
+    -c "SELECT count(snowflake_nextval()) FROM generate_series(1, 10000)" 2>&1 || true; } \
+  | sed -n 's/^.*ERROR: *\(.*\)$/a wait cut short: \1/p'
 psql_on main -At -c "SELECT 'rollbacks counted: ' || (clock_rollbacks >= 2) || ', largest about an hour: ' || (largest_rollback_ms > 3500000) FROM snowflake_stats()"
 grep -q "the system clock went backwards by" "$SCRATCH/main.log" && echo "server log: WARNING about the clock going backwards"
 
