@@ -35,11 +35,13 @@ say "building and installing the release build into PostgreSQL $MAJOR"
   >/dev/null 2>"$SCRATCH/install.log" || { cat "$SCRATCH/install.log" >&2; die "cargo pgrx install failed"; }
 
 init_cluster bench "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 1" \
-  "snowflake.machine_bits = 1" "snowflake.sequence_bits = 22" "jit = off" "max_parallel_workers_per_gather = 0"
+  "snowflake.machine_bits = 1" "snowflake.sequence_bits = 22" "jit = off" "max_parallel_workers_per_gather = 0" \
+  "snowflake.public_key = '000102030405060708090a0b0c0d0e0f'"
 start_cluster bench
 psql_on bench -c "CREATE EXTENSION pg_snowflake" -c "CREATE SEQUENCE seq"
 
-calls=("count(*)" "count(random())" "count(snowflake_nextval())" "count(nextval('seq'))" "count(gen_random_uuid())")
+calls=("count(*)" "count(random())" "count(snowflake_nextval())" "count(nextval('seq'))" "count(gen_random_uuid())"
+  "count(snowflake_to_public(generate_series))" "count(snowflake_from_public('squg3pzlbqo6m356ttzatppcki'))")
 [ "$MAJOR" -ge 18 ] && calls+=("count(uuidv7())")
 
 say "timing ${#calls[@]} calls x $ROUNDS rounds x $ROWS rows"

@@ -23,3 +23,7 @@ COMMENT ON FUNCTION snowflake_stats() IS
 COMMENT ON FUNCTION snowflake_stats_reset() IS 'Zeroes the counters of snowflake_stats() (superuser)';
 -- Resetting the counters is for the superuser (who may grant it).
 REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;
+COMMENT ON FUNCTION snowflake_to_public(bigint) IS
+    'The opaque public form of an id (AES with snowflake.public_key): 26 characters, reversible only with the key';
+COMMENT ON FUNCTION snowflake_from_public(text) IS 'The id of a public token; an error for a token that is not one of ours';
+COMMENT ON FUNCTION snowflake_try_from_public(text) IS 'The id of a public token, or NULL for a token that is not one of ours';

@@ -31,6 +31,10 @@ pub enum Error {
     MarkUnreadable,
     /// A new high-water mark could not be written.
     MarkWrite { reason: String },
+    PublicKeyUnset,
+    /// The key setting is not 32 or 64 hexadecimal characters (its text is never repeated).
+    PublicKeyInvalid { setting: &'static str, length: usize },
+    InvalidPublicId { token: String, reason: &'static str },
     /// The clock is behind the last issued tick, whose sequence is used up, and did not catch up
     /// within `snowflake.max_clock_wait`.
     ClockBehind { behind_ms: i64, waited_ms: i64 },
@@ -59,6 +63,9 @@ impl Error {
             | Error::NegativeId { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
             Error::TimeOutsideLayout { .. } => ERRCODE_DATETIME_FIELD_OVERFLOW,
             Error::MarkUnreadable => ERRCODE_DATA_CORRUPTED,
+            Error::PublicKeyUnset => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            Error::PublicKeyInvalid { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
+            Error::InvalidPublicId { .. } => ERRCODE_INVALID_TEXT_REPRESENTATION,
             Error::MarkWrite { .. } => ERRCODE_IO_ERROR,
             // The fault lies outside PostgreSQL, in the system clock.
             Error::ClockBehind { .. } => ERRCODE_SYSTEM_ERROR,
@@ -141,6 +148,11 @@ impl Error {
                 "the snowflake high-water mark file {:?} in the data directory could not be read",
                 crate::mark::FILE_NAME
             ),
+            Error::PublicKeyUnset => "snowflake.public_key is not set".into(),
+            Error::PublicKeyInvalid { setting, length } => format!(
+                "{setting} is not 32 or 64 hexadecimal characters (a 128- or 256-bit key); it has {length} characters"
+            ),
+            Error::InvalidPublicId { token, reason } => format!("invalid snowflake public id {token:?}: {reason}"),
             Error::MarkWrite { reason } => format!(
                 "could not write the snowflake high-water mark file {:?}: {reason}",
                 crate::mark::FILE_NAME
@@ -174,6 +186,9 @@ impl Error {
             Error::PartOutOfRange { .. } => "Each field must fit its bits in the server's layout; see snowflake_layout().".into(),
             Error::UnknownPreset { .. } => "Name one of the known layouts, or 'server' for this server's own.".into(),
             Error::MarkUnreadable => "The server log says why. The file holds the time of the last id this server may have issued: restore it, or remove it and restart only if the clock is certainly later than every id issued.".into(),
+            Error::PublicKeyUnset => "Set snowflake.public_key to 32 or 64 random hexadecimal characters (for example from: openssl rand -hex 16) in postgresql.conf and reload. Keep it secret and keep it: tokens only decode with their key.".into(),
+            Error::PublicKeyInvalid { .. } => "Write the key as 32 or 64 hexadecimal characters (openssl rand -hex 16, or -hex 32) and reload.".into(),
+            Error::InvalidPublicId { .. } => "Public ids are 26 characters made by snowflake_to_public() with this server's key; snowflake_try_from_public() returns NULL instead of raising.".into(),
             Error::MarkWrite { .. } => "Check the data directory's free space and permissions; ids resume as soon as the mark can be written.".into(),
             Error::ClockBehind { .. } => "The clock was stepped backwards. Check the server's time synchronisation (run NTP in slew mode); to wait longer, raise snowflake.max_clock_wait and reload.".into(),
             Error::HotStandby => "Generate ids on the primary. A standby carries the primary's machine id; give it its own before promoting it.".into(),

@@ -16,6 +16,8 @@ static SEQUENCE_BITS: GucSetting<i32> = GucSetting::<i32>::new(12);
 static TIME_UNIT: GucSetting<i32> = GucSetting::<i32>::new(1);
 static EPOCH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(DEFAULT_EPOCH));
 static MAX_CLOCK_WAIT: GucSetting<i32> = GucSetting::<i32>::new(1000);
+static PUBLIC_KEY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static PUBLIC_KEY_PREVIOUS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 #[cfg(feature = "fault_injection")]
 static FAULT_CLOCK_OFFSET: GucSetting<i32> = GucSetting::<i32>::new(0);
 
@@ -104,6 +106,20 @@ pub fn define() -> RawSettings {
         GucContext::Sighup,
         GucFlags::UNIT_MS,
     );
+    // Secrets: set by superusers only, shown to superusers only, never echoed in a message.
+    for (name, short, setting) in [
+        (c"snowflake.public_key", c"The key of public ids: 32 or 64 hexadecimal characters (AES-128 or AES-256).", &PUBLIC_KEY),
+        (c"snowflake.public_key_previous", c"During a key rotation, the previous key: its public ids still decode.", &PUBLIC_KEY_PREVIOUS),
+    ] {
+        GucRegistry::define_string_guc(
+            name,
+            short,
+            c"Set it in postgresql.conf (or with ALTER SYSTEM) and reload; a SET in a session may be logged by log_statement.",
+            setting,
+            GucContext::Suset,
+            GucFlags::SUPERUSER_ONLY,
+        );
+    }
     #[cfg(feature = "fault_injection")]
     GucRegistry::define_int_guc(
         c"snowflake.fault_clock_offset",
@@ -161,6 +177,19 @@ pub fn layout(raw: &RawSettings) -> Result<Layout, Error> {
 
 pub fn machine_id(raw: &RawSettings) -> Result<i64, Error> {
     accepted("snowflake.machine_id", &raw.machine_id, MACHINE_ID.get())
+}
+
+/// The bytes of a string setting, without copying them (a string setting's `get()` allocates).
+fn text_of(setting: &'static GucSetting<Option<CString>>) -> Option<&'static [u8]> {
+    // SAFETY: PostgreSQL keeps the string alive until the setting changes, which cannot happen
+    // while this backend runs the calling function.
+    let p = unsafe { *setting.as_ptr() };
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_bytes()).filter(|b| !b.is_empty())
+}
+
+/// snowflake.public_key and snowflake.public_key_previous, as set (empty counts as unset).
+pub fn public_keys() -> (Option<&'static [u8]>, Option<&'static [u8]>) {
+    (text_of(&PUBLIC_KEY), text_of(&PUBLIC_KEY_PREVIOUS))
 }
 
 /// The machine id as set, for display; `None` when unset (-1).

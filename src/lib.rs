@@ -11,6 +11,7 @@ mod lease_worker;
 mod mark;
 mod pg_host;
 mod presets;
+mod public_id;
 mod shared;
 mod shmem;
 mod sql_api;

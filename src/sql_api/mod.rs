@@ -10,6 +10,7 @@ mod compose;
 mod decode;
 mod generate;
 mod layout;
+mod public;
 mod stats;
 
 use crate::error::Error;
