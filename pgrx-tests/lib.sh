@@ -192,9 +192,13 @@ next_port() {
 
 port_of() { sed -n "s/^port = //p" "$SCRATCH/$1/postgresql.conf" | tail -n 1; }
 
+# The server finds its own libpq first: the PyPI builds' contrib modules (dblink) were linked with
+# a run path that does not exist here, and the system's libpq may be older than theirs.
+server_env() { as_pg_owner env LD_LIBRARY_PATH="$("$PG_CONFIG" --libdir)" "$@"; }
+
 start_cluster() {
   local name=$1
-  as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/$name" -l "$SCRATCH/$name.log" -w -t 60 start >/dev/null \
+  server_env "$PG_BIN/pg_ctl" -D "$SCRATCH/$name" -l "$SCRATCH/$name.log" -w -t 60 start >/dev/null \
     || { cat "$SCRATCH/$name.log" >&2; die "cluster $name did not start"; }
 }
 
@@ -203,7 +207,7 @@ stop_cluster() {
 }
 
 restart_cluster() {
-  as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/$1" -l "$SCRATCH/$1.log" -m fast -w -t 60 restart >/dev/null \
+  server_env "$PG_BIN/pg_ctl" -D "$SCRATCH/$1" -l "$SCRATCH/$1.log" -m fast -w -t 60 restart >/dev/null \
     || { cat "$SCRATCH/$1.log" >&2; die "cluster $1 did not restart"; }
 }
 

@@ -27,3 +27,4 @@ COMMENT ON FUNCTION snowflake_to_public(bigint) IS
     'The opaque public form of an id (AES with snowflake.public_key): 26 characters, reversible only with the key';
 COMMENT ON FUNCTION snowflake_from_public(text) IS 'The id of a public token; an error for a token that is not one of ours';
 COMMENT ON FUNCTION snowflake_try_from_public(text) IS 'The id of a public token, or NULL for a token that is not one of ours';
+COMMENT ON FUNCTION snowflake_clock() IS 'The time as the generator reads it now';

@@ -259,7 +259,7 @@ mod tests {
                 'snowflake_layout') AND (provolatile <> 's' OR proparallel <> 's')",
         );
         assert_eq!(wrong, 0);
-        assert_eq!(count("SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%'"), 14);
+        assert_eq!(count("SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%'"), 16);
     }
 
     #[pg_test]
@@ -364,5 +364,15 @@ mod tests {
         assert_eq!(count(&format!("SELECT snowflake_from_public('{token}')")), 42);
         assert_ne!(text("SELECT snowflake_to_public(42)"), token, "new tokens use the new key");
         assert_eq!(count("SELECT snowflake_from_public(snowflake_to_public(42))"), 42);
+    }
+
+    #[pg_test]
+    fn composite_results_work_whatever_the_search_path() {
+        let schema = text("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_snowflake'");
+        Spi::run("SET search_path = pg_catalog").unwrap();
+        assert_eq!(count(&format!("SELECT ({schema}.snowflake_decode(4194304)).machine_id::bigint")), 0);
+        assert_eq!(count(&format!("SELECT ({schema}.snowflake_layout()).ids_per_tick")), 4096);
+        assert!(count(&format!("SELECT ({schema}.snowflake_stats()).ids_issued")) >= 0);
+        Spi::run("RESET search_path").unwrap();
     }
 }

@@ -2,7 +2,7 @@
 //! system's, and one extractor per field. STABLE: see the module note in `mod.rs`; the preset
 //! form is STABLE too, since one of its layouts is the server's.
 
-use super::{raise, to_timestamptz};
+use super::{new_row, raise, to_timestamptz};
 use crate::error::Error;
 use crate::layout::Parts;
 use crate::{presets, startup};
@@ -19,8 +19,7 @@ fn timestamp(id: i64, parts: &Parts) -> Result<TimestampWithTimeZone, Error> {
 fn parts_row(id: i64, parts: Result<Parts, Error>) -> pgrx::composite_type!('static, "snowflake_parts") {
     let parts = raise(parts);
     let ts = raise(timestamp(id, &parts));
-    let mut row = PgHeapTuple::new_composite_type("snowflake_parts")
-        .unwrap_or_else(|e| error!("type snowflake_parts is missing: {e}"));
+    let mut row = new_row("snowflake_parts");
     // Fields are at most 24 bits wide (16 for presets), so they fit an integer.
     for result in [
         row.set_by_name("ts", ts),

@@ -1,6 +1,6 @@
 //! `snowflake_layout()`: the running layout as one row. STABLE: see the module note in `mod.rs`.
 
-use super::{raise, to_timestamptz_or_infinity};
+use super::{new_row, raise, to_timestamptz_or_infinity};
 use crate::startup;
 use pgrx::prelude::*;
 
@@ -8,8 +8,7 @@ use pgrx::prelude::*;
 fn snowflake_layout() -> pgrx::composite_type!('static, "snowflake_layout") {
     let layout = raise(startup::layout());
     let per_tick = layout.max_sequence() + 1;
-    let mut row = PgHeapTuple::new_composite_type("snowflake_layout")
-        .unwrap_or_else(|e| error!("type snowflake_layout is missing: {e}"));
+    let mut row = new_row("snowflake_layout");
     let results = [
         row.set_by_name("epoch", to_timestamptz_or_infinity(layout.epoch_ms())),
         row.set_by_name("time_unit_ms", layout.tick_ms() as i32),

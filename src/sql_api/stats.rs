@@ -1,7 +1,7 @@
 //! `snowflake_stats()` and `snowflake_stats_reset()`: the generator's health. VOLATILE: the
 //! counters move between two reads in one statement.
 
-use super::{raise, to_timestamptz};
+use super::{new_row, raise, to_timestamptz};
 use crate::error::Error;
 use crate::pg_host::wall_clock_ms;
 use crate::{gucs, shmem, startup};
@@ -14,8 +14,7 @@ fn snowflake_stats() -> pgrx::composite_type!('static, "snowflake_stats") {
     let generator = startup::generator().ok();
     let layout = startup::layout().ok();
     let mark_ms = shared.mark.unix_ms.load(std::sync::atomic::Ordering::Relaxed);
-    let mut row = PgHeapTuple::new_composite_type("snowflake_stats")
-        .unwrap_or_else(|e| error!("type snowflake_stats is missing: {e}"));
+    let mut row = new_row("snowflake_stats");
     let results = [
         row.set_by_name("ids_issued", stats.issued as i64),
         row.set_by_name("sequence_waits", stats.sequence_waits as i64),
@@ -34,6 +33,12 @@ fn snowflake_stats() -> pgrx::composite_type!('static, "snowflake_stats") {
         result.unwrap_or_else(|e| error!("type snowflake_stats has changed: {e}"));
     }
     row
+}
+
+/// The time as the generator reads it now: how `snowflake_check_peers()` measures clock offsets.
+#[pg_extern(volatile, parallel_safe)]
+fn snowflake_clock() -> TimestampWithTimeZone {
+    raise(to_timestamptz(wall_clock_ms()).ok_or(Error::TimeOutOfRange { id: 0 }))
 }
 
 /// Zeroes the counters. Revoked from PUBLIC by the extension script: superusers only, unless granted.
