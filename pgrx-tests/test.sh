@@ -63,7 +63,7 @@ run_scenario() {
       ;;
     *.sh)
       # shellcheck disable=SC1090
-      (set -euo pipefail; . "$file") >"$actual" 2>&1 || echo "scenario exited with status $?" >>"$actual"
+      (set -euo pipefail; REPORT="$SCRATCH/$name.report"; . "$file") >"$actual" 2>&1 || echo "scenario exited with status $?" >>"$actual"
       stop_all_clusters
       ;;
   esac
@@ -73,6 +73,8 @@ run_scenario() {
   fi
   if diff -u "$expected" "$actual" >"$SCRATCH/$name.diff" 2>&1; then
     printf 'pg%s scenario %-40s ok\n' "$PG_MAJOR" "$name"
+    # Figures that vary from run to run, reported but not compared (REPORT is set for .sh scenarios).
+    [ -f "$SCRATCH/$name.report" ] && sed 's/^/    /' "$SCRATCH/$name.report"
     return 0
   fi
   printf 'pg%s scenario %-40s FAILED\n' "$PG_MAJOR" "$name"
@@ -109,6 +111,7 @@ for v in $VERSIONS; do
       continue
     fi
     remove_all_clusters
+    rm -f "$SCRATCH/$name.report"
     if run_scenario "$file"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   done
 done

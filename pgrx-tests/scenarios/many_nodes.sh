@@ -43,6 +43,7 @@ gather() {
 
 drive 4 node1 node2 node3 node4
 gather all_ids node1 node2 node3 node4
+psql_on node1 -At -c "SELECT 'four servers: ' || count(*) || ' ids checked, ' || count(DISTINCT id) || ' distinct'  FROM all_ids" >>"$REPORT"
 psql_on node1 -At <<'SQL'
 SELECT 'ids checked: more than 10,000: ' || (count(*) > 10000) || ', from 4 servers: ' || (count(DISTINCT node) = 4) FROM all_ids;
 SELECT 'duplicates: ' || (count(*) - count(DISTINCT id)) FROM all_ids;
@@ -58,6 +59,7 @@ echo "-- negative control: two servers with machine id 9"
 drive 3 twin_a twin_b
 gather twin_ids twin_a twin_b
 psql_on node1 -At -c "SELECT 'duplicates found: ' || (count(*) > count(DISTINCT id)) FROM twin_ids"
+psql_on node1 -At -c "SELECT 'negative control: ' || count(*) || ' ids, ' || count(*) - count(DISTINCT id) || ' duplicates' FROM twin_ids" >>"$REPORT"
 
 echo "-- snowflake_check_peers()"
 conn() { echo "host=$SCRATCH port=$(port_of "$1") dbname=postgres user=postgres"; }
