@@ -16,10 +16,10 @@ fn timestamp(id: i64, parts: &Parts) -> Result<TimestampWithTimeZone, Error> {
     to_timestamptz(parts.unix_ms).ok_or(Error::TimeOutOfRange { id })
 }
 
-fn parts_row(id: i64, parts: Result<Parts, Error>) -> pgrx::composite_type!('static, "snowflake_parts") {
+fn parts_row(fcinfo: pg_sys::FunctionCallInfo, id: i64, parts: Result<Parts, Error>) -> pgrx::composite_type!('static, "snowflake_parts") {
     let parts = raise(parts);
     let ts = raise(timestamp(id, &parts));
-    let mut row = new_row("snowflake_parts");
+    let mut row = new_row(fcinfo, "snowflake_parts");
     // Fields are at most 24 bits wide (16 for presets), so they fit an integer.
     for result in [
         row.set_by_name("ts", ts),
@@ -32,17 +32,17 @@ fn parts_row(id: i64, parts: Result<Parts, Error>) -> pgrx::composite_type!('sta
 }
 
 #[pg_extern(stable, parallel_safe, strict)]
-fn snowflake_decode(id: i64) -> pgrx::composite_type!('static, "snowflake_parts") {
-    parts_row(id, server_parts(id))
+fn snowflake_decode(id: i64, fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('static, "snowflake_parts") {
+    parts_row(fcinfo, id, server_parts(id))
 }
 
 /// `layout`: twitter, discord, instagram, sonyflake, or server (this server's own).
 #[pg_extern(stable, parallel_safe, strict, name = "snowflake_decode")]
-fn snowflake_decode_as(id: i64, layout: &str) -> pgrx::composite_type!('static, "snowflake_parts") {
+fn snowflake_decode_as(id: i64, layout: &str, fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('static, "snowflake_parts") {
     if layout.trim().eq_ignore_ascii_case(presets::SERVER) {
-        return parts_row(id, server_parts(id));
+        return parts_row(fcinfo, id, server_parts(id));
     }
-    parts_row(id, presets::find(layout).and_then(|p| p.decode(id)))
+    parts_row(fcinfo, id, presets::find(layout).and_then(|p| p.decode(id)))
 }
 
 #[pg_extern(stable, parallel_safe, strict)]

@@ -5,10 +5,10 @@ use crate::startup;
 use pgrx::prelude::*;
 
 #[pg_extern(stable, parallel_safe)]
-fn snowflake_layout() -> pgrx::composite_type!('static, "snowflake_layout") {
+fn snowflake_layout(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('static, "snowflake_layout") {
     let layout = raise(startup::layout());
     let per_tick = layout.max_sequence() + 1;
-    let mut row = new_row("snowflake_layout");
+    let mut row = new_row(fcinfo, "snowflake_layout");
     let results = [
         row.set_by_name("epoch", to_timestamptz_or_infinity(layout.epoch_ms())),
         row.set_by_name("time_unit_ms", layout.tick_ms() as i32),

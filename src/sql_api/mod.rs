@@ -46,32 +46,12 @@ fn to_timestamptz_or_infinity(unix_ms: i64) -> TimestampWithTimeZone {
     to_timestamptz(unix_ms).unwrap_or_else(|| TimestampWithTimeZone::try_from(i64::MAX).unwrap())
 }
 
-thread_local! {
-    /// The extension's OID and its schema, quoted: looked up again only if the extension was
-    /// dropped and created anew.
-    static SCHEMA: std::cell::RefCell<(pg_sys::Oid, String)> = const { std::cell::RefCell::new((pg_sys::InvalidOid, String::new())) };
-}
-
-/// A new row of one of the extension's composite types. The type is named with the extension's
-/// schema, so that the functions work whatever the caller's search_path.
-fn new_row(type_name: &str) -> PgHeapTuple<'static, pgrx::AllocatedByRust> {
-    // SAFETY: a catalog lookup by name; InvalidOid if the extension is not installed.
-    let ext = unsafe { pg_sys::get_extension_oid(c"pg_snowflake".as_ptr(), true) };
-    let schema = SCHEMA.with_borrow_mut(|(oid, schema)| {
-        if *oid != ext {
-            *schema = Spi::get_one_with_args::<String>(
-                "SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.oid = $1",
-                &[ext.into()],
-            )
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-            *oid = ext;
-        }
-        schema.clone()
-    });
-    let name = if schema.is_empty() { type_name.to_string() } else { format!("{schema}.{type_name}") };
-    PgHeapTuple::new_composite_type(&name).unwrap_or_else(|e| error!("type {name} is missing: {e}"))
+/// A new row of the composite type the called function returns. Found through the function's
+/// own declaration, not by name, so that it works whatever the caller's search_path.
+fn new_row(fcinfo: pg_sys::FunctionCallInfo, type_name: &str) -> PgHeapTuple<'static, pgrx::AllocatedByRust> {
+    // SAFETY: fcinfo and its flinfo are PostgreSQL's, valid for the call.
+    let typoid = unsafe { pg_sys::get_func_rettype((*(*fcinfo).flinfo).fn_oid) };
+    PgHeapTuple::new_composite_type_by_oid(typoid).unwrap_or_else(|e| error!("type {type_name} is missing: {e}"))
 }
 
 fn raise<T>(result: Result<T, Error>) -> T {

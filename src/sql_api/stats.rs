@@ -8,13 +8,13 @@ use crate::{gucs, shmem, startup};
 use pgrx::prelude::*;
 
 #[pg_extern(volatile, parallel_safe)]
-fn snowflake_stats() -> pgrx::composite_type!('static, "snowflake_stats") {
+fn snowflake_stats(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('static, "snowflake_stats") {
     let shared = raise(shmem::shared().ok_or(Error::NotPreloaded));
     let stats = shared.stats();
     let generator = startup::generator().ok();
     let layout = startup::layout().ok();
     let mark_ms = shared.mark.unix_ms.load(std::sync::atomic::Ordering::Relaxed);
-    let mut row = new_row("snowflake_stats");
+    let mut row = new_row(fcinfo, "snowflake_stats");
     let results = [
         row.set_by_name("ids_issued", stats.issued as i64),
         row.set_by_name("sequence_waits", stats.sequence_waits as i64),
