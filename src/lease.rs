@@ -46,9 +46,9 @@ pub fn cover<H: Host>(shared: &Shared, layout: &Layout, now_ms: i64, host: &mut 
 /// than [`RENEW_BELOW_MS`] of it is left. An idle server writes nothing.
 pub fn renew_if_due<H: Host>(shared: &Shared, layout: &Layout, now_ms: i64, host: &mut H) -> Result<bool, Error> {
     let mark_ms = shared.mark.unix_ms.load(Relaxed);
-    let last_tick = (shared.hot.state.load(Relaxed) >> layout.sequence_bits()) as i64;
-    let Some(last_ms) = layout.tick_start_ms(last_tick) else { return Ok(false) };
-    let active = shared.hot.state.load(Relaxed) != 0 && last_ms >= now_ms - LEASE_MS;
+    let state = shared.hot.state.load(Relaxed);
+    let Some(last_ms) = layout.tick_start_ms((state >> layout.sequence_bits()) as i64) else { return Ok(false) };
+    let active = state != 0 && last_ms >= now_ms - LEASE_MS;
     if !active || mark_ms - now_ms >= RENEW_BELOW_MS || shared.mark.unreadable.load(Relaxed) {
         return Ok(false);
     }

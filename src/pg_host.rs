@@ -36,7 +36,6 @@ pub fn data_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-#[derive(Default)]
 pub struct PgHost;
 
 impl Host for PgHost {
