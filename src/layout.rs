@@ -152,10 +152,12 @@ impl Layout {
         if id < 0 {
             return Err(Error::NegativeId { id });
         }
+        // `let-else`, not `ok_or(Error)`: that builds an `Error` and drops it on every call.
+        let Some(unix_ms) = self.tick_start_ms(id >> (self.machine_bits + self.sequence_bits)) else {
+            return Err(Error::TimeOutOfRange { id });
+        };
         Ok(Parts {
-            unix_ms: self
-                .tick_start_ms(id >> (self.machine_bits + self.sequence_bits))
-                .ok_or(Error::TimeOutOfRange { id })?,
+            unix_ms,
             machine_id: (id >> self.sequence_bits) & self.max_machine_id(),
             sequence: id & self.max_sequence(),
         })

@@ -13,7 +13,10 @@ fn server_parts(id: i64) -> Result<Parts, Error> {
 }
 
 fn timestamp(id: i64, parts: &Parts) -> Result<TimestampWithTimeZone, Error> {
-    to_timestamptz(parts.unix_ms).ok_or(Error::TimeOutOfRange { id })
+    match to_timestamptz(parts.unix_ms) {
+        Some(ts) => Ok(ts),
+        None => Err(Error::TimeOutOfRange { id }),
+    }
 }
 
 fn parts_row(fcinfo: pg_sys::FunctionCallInfo, id: i64, parts: Result<Parts, Error>) -> pgrx::composite_type!('static, "snowflake_parts") {

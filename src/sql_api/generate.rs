@@ -5,17 +5,36 @@ use crate::error::Error;
 use crate::pg_host::PgHost;
 use crate::{gucs, shmem, startup};
 use pgrx::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// The next id of this server: strictly greater than every id it issued before, in any backend.
 #[inline]
 fn nextval() -> Result<i64, Error> {
     let generator = startup::generator()?;
-    let shared = shmem::shared().ok_or(Error::NotPreloaded)?;
-    // SAFETY: a plain read of recovery state; cheap once recovery has ended in this backend.
-    if unsafe { pg_sys::RecoveryInProgress() } {
+    // `let-else`, not `ok_or(Error)`: that builds an `Error` and drops it on every call.
+    let Some(shared) = shmem::shared() else { return Err(Error::NotPreloaded) };
+    if in_recovery() {
         return Err(Error::HotStandby);
     }
     generator.next_id(shared, &mut PgHost, gucs::max_clock_wait_ms)
+}
+
+/// Recovery, once ended, never resumes in a running server (a promoted standby stays a primary),
+/// so after the first `false` this process makes no more calls into PostgreSQL here: each costs a
+/// `sigsetjmp` in pgrx's guard, a sixth of `snowflake_nextval()`'s time.
+#[inline]
+fn in_recovery() -> bool {
+    // One per process (backends are processes, not threads); Relaxed is all it needs.
+    static RECOVERY_ENDED: AtomicBool = AtomicBool::new(false);
+    if RECOVERY_ENDED.load(Relaxed) {
+        return false;
+    }
+    // SAFETY: a read of the shared recovery state, valid in any backend.
+    let in_recovery = unsafe { pg_sys::RecoveryInProgress() };
+    if !in_recovery {
+        RECOVERY_ENDED.store(true, Relaxed);
+    }
+    in_recovery
 }
 
 /// VOLATILE: every call returns a new value. PARALLEL SAFE: the state lives in shared memory, so a
