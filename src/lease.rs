@@ -42,6 +42,20 @@ pub fn cover<H: Host>(shared: &Shared, layout: &Layout, now_ms: i64, host: &mut 
     written.map(|()| true).map_err(|reason| Error::MarkWrite { reason })
 }
 
+/// The mark to leave on disk when the server stops cleanly, if it should change: the start of the
+/// last tick issued on. Every process that could issue an id is gone by then, so nothing can be
+/// above it, and the next start need not wait out the rest of the lease (up to [`LEASE_MS`]) before
+/// its first id. `None`: nothing to lower (no id issued, or the mark is already that low) or the
+/// mark could not be read at start (then the file is left as it is).
+pub fn final_mark(shared: &Shared, layout: &Layout) -> Option<i64> {
+    let state = shared.hot.state.load(Acquire);
+    if state == 0 || shared.mark.unreadable.load(Relaxed) {
+        return None;
+    }
+    let last_ms = layout.tick_start_ms((state >> layout.sequence_bits()) as i64)?;
+    (last_ms < shared.mark.unix_ms.load(Relaxed)).then_some(last_ms)
+}
+
 /// The worker's periodic check: renew the mark if ids were issued within the last lease and less
 /// than [`RENEW_BELOW_MS`] of it is left. An idle server writes nothing.
 pub fn renew_if_due<H: Host>(shared: &Shared, layout: &Layout, now_ms: i64, host: &mut H) -> Result<bool, Error> {

@@ -6,7 +6,7 @@
 
 use crate::pg_host::{data_dir, wall_clock_ms};
 use crate::shared::Shared;
-use crate::{mark, startup};
+use crate::{lease, mark, startup};
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -31,6 +31,25 @@ pub fn install_hooks() {
         }
         PREV_SHMEM_STARTUP_HOOK = pg_sys::shmem_startup_hook;
         pg_sys::shmem_startup_hook = Some(on_shmem_startup);
+    }
+}
+
+/// When the postmaster exits normally (code 0: after a clean shutdown, once every child process is
+/// gone; a crash reinitialisation calls this with code 1), the mark on disk comes down from its lease to the last tick issued on, so that the next
+/// start issues its first id at once instead of waiting up to a lease for the clock to pass it.
+/// After a crash the postmaster does not get here and the lease mark stays.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn on_postmaster_exit(code: std::ffi::c_int, _arg: pg_sys::Datum) {
+    // Children inherit the callback with the postmaster's memory; only the postmaster acts.
+    if code != 0 || unsafe { pg_sys::IsUnderPostmaster } {
+        return;
+    }
+    let (Some(shared), Ok(layout)) = (shared(), startup::layout()) else { return };
+    if let Some(ms) = lease::final_mark(shared, layout) {
+        if let Err(e) = mark::write(&data_dir(), ms) {
+            // The lease mark stays: safe, the next start only waits for it.
+            pgrx::log!("pg_snowflake: could not lower the high-water mark at shutdown: {e}");
+        }
     }
 }
 
@@ -90,6 +109,11 @@ unsafe extern "C-unwind" fn on_shmem_startup() {
         }
         SHARED.store(shared, Ordering::Release);
         pg_sys::LWLockRelease(lock);
+        // Runs before shared memory is detached (exit callbacks run last-registered first), and
+        // is registered again each time shared memory is (re)initialised.
+        if !pg_sys::IsUnderPostmaster {
+            pg_sys::on_shmem_exit(Some(on_postmaster_exit), pg_sys::Datum::from(0));
+        }
     }
 }
 
