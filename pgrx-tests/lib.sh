@@ -49,8 +49,9 @@ use_pg() {
   PG_BIN=$("$PG_CONFIG" --bindir)
 }
 
+# ensure_debian_packages [EXTRA...]: what building and testing need, and these extra packages.
 ensure_debian_packages() {
-  local pkgs="postgresql-15 postgresql-server-dev-15 clang libclang-dev build-essential sudo python3-pip"
+  local pkgs="postgresql-15 postgresql-server-dev-15 clang libclang-dev build-essential sudo python3-pip $*"
   local missing="" p
   # python3-pip only where no pip is at hand (it fetches the PyPI builds).
   python3 -m pip --version >/dev/null 2>&1 && pkgs=${pkgs/ python3-pip/}

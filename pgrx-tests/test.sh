@@ -5,18 +5,22 @@
 #      a cluster that preloads the library with snowflake.machine_id = 7;
 #   2. the cluster scenarios of pgrx-tests/scenarios: each starts clusters configured for it
 #      (no preload, machine id unset, bad layouts, each seed layout, a hot standby, eight
-#      connections at once) and its output must match pgrx-tests/expected/NAME.out.
+#      connections at once) and its output must match pgrx-tests/expected/NAME.out;
+#   3. once, on the last version: the benchmark in quick mode (pgrx-tests/bench.sh --quick), which
+#      proves it still runs and that its ids hold the layout's ceiling; no speed figure can fail it.
 #
-# Usage: bash pgrx-tests/test.sh [--pg 14,15|all] [--scenarios] [--accept] [SCENARIO...]
+# Usage: bash pgrx-tests/test.sh [--pg 14,15|all] [--scenarios] [--accept] [--no-bench] [SCENARIO...]
 #   --pg LIST    PostgreSQL majors to test (default: $PG_VERSIONS, else all: 14 15 16 17 18)
 #   --scenarios  skip step 1
 #   --accept     write each scenario's output as its new expected output (review the diff!)
-#   SCENARIO     run only these scenarios, and skip step 1
+#   --no-bench   skip step 3
+#   SCENARIO     run only these scenarios, and skip steps 1 and 3
 set -euo pipefail
 # shellcheck source=pgrx-tests/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ACCEPT=
+NO_BENCH=
 SCENARIOS_ONLY=
 ONLY=()
 VERSIONS=${PG_VERSIONS:-all}
@@ -26,7 +30,8 @@ while [ $# -gt 0 ]; do
     --pg=*) VERSIONS=${1#--pg=} ;;
     --accept) ACCEPT=1 ;;
     --scenarios) SCENARIOS_ONLY=1 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --no-bench) NO_BENCH=1 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) ONLY+=("$1") ;;
   esac
@@ -116,7 +121,19 @@ for v in $VERSIONS; do
   done
 done
 
+bench=skipped
+if [ ${#ONLY[@]} -eq 0 ] && [ -z "$NO_BENCH" ]; then
+  say "PostgreSQL $PG_MAJOR: the benchmark in quick mode (pgrx-tests/bench.sh --quick)"
+  if bash "$PROJECT_DIR/pgrx-tests/bench.sh" --quick --pg "$PG_MAJOR" >"$SCRATCH/bench.log" 2>&1; then
+    bench=ok
+  else
+    bench=FAILED
+    tail -n 40 "$SCRATCH/bench.log"
+  fi
+fi
+
 echo "PostgreSQL versions tested: $VERSIONS"
 [ ${#failed_units[@]} -eq 0 ] || echo "cargo pgrx test failed on: ${failed_units[*]}"
 echo "scenarios: $passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ ${#failed_units[@]} -eq 0 ]
+echo "benchmark (quick mode, figures not judged): $bench"
+[ "$failed" -eq 0 ] && [ ${#failed_units[@]} -eq 0 ] && [ "$bench" != FAILED ]
