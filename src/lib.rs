@@ -2,6 +2,7 @@
 //! inside PostgreSQL. This file only wires the modules together.
 
 mod civil;
+mod counters;
 mod error;
 mod generator;
 mod gucs;

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 pub struct Hot {
     /// `last_tick << sequence_bits | last_sequence`; see `generator`.
     pub state: AtomicU64,
-    /// Ids issued since the statistics were reset.
+    /// Ids issued since the statistics were reset by processes without a counter of their own
+    /// (PostgreSQL's backends count in `counters`, on lines of their own; the tests count here).
     pub issued: AtomicU64,
 }
 
@@ -47,6 +48,9 @@ pub struct Stats {
     pub last_warning_ms: AtomicI64,
     /// When the statistics were last reset, in milliseconds since 1970.
     pub reset_unix_ms: AtomicI64,
+    /// The sum of the per-process counters at the last reset (they are never zeroed: each is
+    /// written by its own process only).
+    pub per_process_at_reset: AtomicU64,
 }
 
 #[repr(C)]
@@ -96,10 +100,17 @@ impl Shared {
         }
     }
 
+    /// The counters when no process counts on its own (the tests).
+    #[cfg(test)]
     pub fn stats(&self) -> StatsSnapshot {
+        self.stats_with(0)
+    }
+
+    /// The counters, with `per_process` ids counted by the processes themselves (their sum now).
+    pub fn stats_with(&self, per_process: u64) -> StatsSnapshot {
         let s = &self.stats;
         StatsSnapshot {
-            issued: self.hot.issued.load(Relaxed),
+            issued: self.hot.issued.load(Relaxed) + per_process.wrapping_sub(s.per_process_at_reset.load(Relaxed)),
             sequence_waits: s.sequence_waits.load(Relaxed),
             clock_rollbacks: s.clock_rollbacks.load(Relaxed),
             largest_rollback_ms: s.largest_rollback_ms.load(Relaxed),
@@ -110,10 +121,12 @@ impl Shared {
         }
     }
 
-    /// Zeroes the counters (not the state, the mark or the rate limit of warnings).
-    pub fn reset_stats(&self, now_unix_ms: i64) {
+    /// Zeroes the counters (not the state, the mark or the rate limit of warnings); `per_process`
+    /// is the sum of the per-process counters now.
+    pub fn reset_stats(&self, now_unix_ms: i64, per_process: u64) {
         let s = &self.stats;
         self.hot.issued.store(0, Relaxed);
+        s.per_process_at_reset.store(per_process, Relaxed);
         for c in [&s.sequence_waits, &s.clock_rollbacks, &s.wait_us, &s.mark_writes, &s.mark_waits] {
             c.store(0, Relaxed);
         }
@@ -147,8 +160,19 @@ mod tests {
         let s = Shared::starting_at(Some((5, 5)), 12, 0);
         s.hot.issued.store(9, Relaxed);
         s.stats.clock_rollbacks.store(2, Relaxed);
-        s.reset_stats(77);
+        s.reset_stats(77, 0);
         assert_eq!(s.stats(), StatsSnapshot { reset_unix_ms: 77, ..StatsSnapshot::default() });
         assert_eq!(s.hot.state.load(Relaxed), (5 << 12) | 4095);
+    }
+
+    #[test]
+    fn ids_counted_by_the_processes_add_up_from_the_last_reset() {
+        let s = Shared::starting_at(None, 12, 0);
+        s.hot.issued.store(3, Relaxed);
+        assert_eq!(s.stats_with(40).issued, 43);
+        s.reset_stats(1, 40);
+        assert_eq!(s.stats_with(40).issued, 0);
+        s.hot.issued.store(1, Relaxed);
+        assert_eq!(s.stats_with(45).issued, 6);
     }
 }

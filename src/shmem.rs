@@ -6,9 +6,9 @@
 
 use crate::pg_host::{data_dir, wall_clock_ms};
 use crate::shared::Shared;
-use crate::{lease, mark, startup};
+use crate::{counters, lease, mark, startup};
 use pgrx::pg_sys;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// Where this process finds the shared struct; null until the startup hook ran, so also null in
 /// a backend that loaded the library without `shared_preload_libraries`.
@@ -53,8 +53,13 @@ unsafe extern "C-unwind" fn on_postmaster_exit(code: std::ffi::c_int, _arg: pg_s
     }
 }
 
+/// How many per-process counters were asked for (see `counters`).
+static COUNTERS: AtomicUsize = AtomicUsize::new(0);
+
 unsafe fn request_space() {
-    unsafe { pg_sys::RequestAddinShmemSpace(std::mem::size_of::<Shared>() + 64) };
+    let counters = counters::wanted();
+    COUNTERS.store(counters, Ordering::Relaxed);
+    unsafe { pg_sys::RequestAddinShmemSpace(std::mem::size_of::<Shared>() + 64 + counters::bytes(counters)) };
 }
 
 #[cfg(not(feature = "pg14"))]
@@ -107,6 +112,9 @@ unsafe extern "C-unwind" fn on_shmem_startup() {
         if !found {
             shared.write(initial_state());
         }
+        let counters = COUNTERS.load(Ordering::Relaxed);
+        let raw = pg_sys::ShmemInitStruct(c"pg_snowflake counters".as_ptr(), counters::bytes(counters), &mut found);
+        counters::attach(raw.cast(), counters, !found);
         SHARED.store(shared, Ordering::Release);
         pg_sys::LWLockRelease(lock);
         // Runs before shared memory is detached (exit callbacks run last-registered first), and

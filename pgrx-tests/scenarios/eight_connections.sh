@@ -18,4 +18,10 @@ SELECT bool_and(a.lo < b.hi AND b.lo < a.hi) AS connections_overlapped
 FROM (SELECT conn, min(id) lo, max(id) hi FROM orders GROUP BY conn) a
 JOIN (SELECT conn, min(id) lo, max(id) hi FROM orders GROUP BY conn) b ON a.conn < b.conn;
 SELECT bool_and((snowflake_decode(id)).machine_id = 7) AS all_from_machine_7 FROM orders;
+-- Nothing else issued ids here: the statistics (each process counts its own) add up exactly, and
+-- a reset starts them from zero.
+SELECT ids_issued = (SELECT count(*) FROM orders) AS stats_count_every_id FROM snowflake_stats();
+SELECT snowflake_stats_reset();
+SELECT count(snowflake_nextval()) AS issued_after_reset FROM generate_series(1, 123);
+SELECT ids_issued AS counted_after_reset FROM snowflake_stats();
 SQL

@@ -4,13 +4,13 @@
 use super::{new_row, raise, to_timestamptz};
 use crate::error::Error;
 use crate::pg_host::wall_clock_ms;
-use crate::{gucs, shmem, startup};
+use crate::{counters, gucs, shmem, startup};
 use pgrx::prelude::*;
 
 #[pg_extern(volatile, parallel_safe)]
 fn snowflake_stats(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('static, "snowflake_stats") {
     let shared = raise(shmem::shared().ok_or(Error::NotPreloaded));
-    let stats = shared.stats();
+    let stats = shared.stats_with(counters::total());
     let generator = startup::generator().ok();
     let layout = startup::layout().ok();
     let mark_ms = shared.mark.unix_ms.load(std::sync::atomic::Ordering::Relaxed);
@@ -45,5 +45,5 @@ fn snowflake_clock() -> TimestampWithTimeZone {
 #[pg_extern(volatile, parallel_unsafe)]
 fn snowflake_stats_reset() {
     let shared = raise(shmem::shared().ok_or(Error::NotPreloaded));
-    shared.reset_stats(wall_clock_ms());
+    shared.reset_stats(wall_clock_ms(), counters::total());
 }
