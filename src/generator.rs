@@ -21,12 +21,19 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
 /// At most one clock-rollback WARNING per this many milliseconds.
 pub const WARNING_INTERVAL_MS: i64 = 10_000;
+/// A clock read on one processor can trail one read a moment earlier on another by a few
+/// microseconds (their counters are not perfectly in step, least of all in a VM): a reading this
+/// little behind the tick another process issued on is not a clock step.
+pub const CLOCK_SKEW_US: i64 = 250;
 
 /// What the generator needs from the world; the real one reads the system clock, writes the mark
 /// file and lets PostgreSQL cancel the wait, the tests' one is a fake.
 pub trait Host {
     /// Wall-clock time in milliseconds since 1970-01-01 UTC.
     fn now_ms(&mut self) -> i64;
+    /// The same clock in microseconds, for telling a clock step from two processors' readings a
+    /// moment apart.
+    fn now_us(&mut self) -> i64;
     /// A clock that never goes backwards and reads the same in every process, in microseconds.
     fn monotonic_us(&mut self) -> u64;
     /// A short pause before re-reading the clock; where the user may cancel.
@@ -37,6 +44,11 @@ pub trait Host {
     fn persist_mark(&mut self, unix_ms: i64) -> Result<(), String>;
     /// Reports a clock seen going backwards (already rate-limited).
     fn clock_went_back(&mut self, behind_ms: i64);
+    /// Counts one id issued, for the statistics.
+    #[inline]
+    fn count_issued(&mut self, shared: &Shared) {
+        shared.hot.issued.fetch_add(1, Relaxed);
+    }
 }
 
 /// Why no id could be issued at this clock reading.
@@ -118,7 +130,7 @@ impl Generator {
         let now_ms = host.now_ms();
         match self.try_issue(shared, now_ms) {
             Ok((id, behind)) => {
-                shared.hot.issued.fetch_add(1, Relaxed);
+                host.count_issued(shared);
                 if behind {
                     self.note_clock_behind(shared, host);
                 }
@@ -139,7 +151,7 @@ impl Generator {
             let now_ms = host.now_ms();
             let blocked = match self.try_issue(shared, now_ms) {
                 Ok((id, behind)) => {
-                    shared.hot.issued.fetch_add(1, Relaxed);
+                    host.count_issued(shared);
                     if behind {
                         self.note_clock_behind(shared, host);
                     }
@@ -200,12 +212,15 @@ impl Generator {
     /// restart is no rollback.
     #[cold]
     fn note_clock_behind<H: Host>(&self, shared: &Shared, host: &mut H) {
-        let now_ms = host.now_ms();
+        let now_us = host.now_us();
+        let now_ms = now_us.div_euclid(1000);
         let state = shared.hot.state.load(Acquire);
         let last_tick = (state >> self.layout.sequence_bits()) as i64;
         let Ok(now_tick) = self.layout.tick_at(now_ms) else { return };
-        let behind_ms = self.layout.tick_start_ms(last_tick).unwrap_or(i64::MAX) - now_ms;
+        let tick_start_ms = self.layout.tick_start_ms(last_tick).unwrap_or(i64::MAX / 1000);
+        let behind_ms = tick_start_ms - now_ms;
         if now_tick >= last_tick
+            || tick_start_ms.saturating_mul(1000) - now_us <= CLOCK_SKEW_US
             || (last_tick == shared.mark.restart_tick.load(Relaxed) && behind_ms <= lease::LEASE_MS)
         {
             return;
@@ -266,6 +281,9 @@ mod tests {
     impl Host for FakeHost {
         fn now_ms(&mut self) -> i64 {
             self.wall_us.div_euclid(1000)
+        }
+        fn now_us(&mut self) -> i64 {
+            self.wall_us
         }
         fn monotonic_us(&mut self) -> u64 {
             self.mono_us
@@ -590,6 +608,21 @@ mod tests {
     }
 
     #[test]
+    fn a_reading_microseconds_behind_another_processors_is_no_rollback() {
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = FakeHost::at(EPOCH_2025 + 2_000);
+        host.advance_us(10); // another processor issues just past the start of tick 2,000
+        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        host.wall_us -= 100; // this one reads 90 us before it: tick 1,999
+        assert!(g.next_id(&state, &mut host, WAIT_1S).is_ok());
+        assert_eq!((state.stats().clock_rollbacks, host.warnings.len()), (0, 0), "skew, not a step");
+        host.wall_us -= 1_000; // 1.09 ms behind: the clock did step back
+        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        assert_eq!((state.stats().clock_rollbacks, host.warnings.len()), (1, 1));
+    }
+
+    #[test]
     fn a_clean_stop_leaves_the_mark_at_the_last_tick_so_the_next_start_need_not_wait() {
         let g = generator(0, 2);
         let state = fresh();
@@ -688,6 +721,9 @@ mod tests {
         impl Host for SharedClock {
             fn now_ms(&mut self) -> i64 {
                 EPOCH_2025 + self.0.fetch_add(1, Ordering::Relaxed) / 3000
+            }
+            fn now_us(&mut self) -> i64 {
+                EPOCH_2025 * 1000 + self.0.fetch_add(1, Ordering::Relaxed) / 3
             }
             fn monotonic_us(&mut self) -> u64 {
                 self.0.load(Ordering::Relaxed) as u64

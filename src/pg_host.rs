@@ -3,7 +3,8 @@
 //! file in the data directory, and the server log.
 
 use crate::generator::Host;
-use crate::mark;
+use crate::shared::Shared;
+use crate::{counters, mark};
 use pgrx::pg_sys;
 use std::ffi::CStr;
 use std::path::PathBuf;
@@ -18,17 +19,28 @@ pub fn set_monotonic_base() {
     BASE.get_or_init(Instant::now);
 }
 
-/// Milliseconds since 1970-01-01 UTC by the system clock, negative before it. One vDSO call, no
-/// system call; read straight from the `timespec` (through `SystemTime` it costs a checked
-/// subtraction more, a tenth of `snowflake_nextval()`'s time).
+/// The system clock. One vDSO call, no system call; read straight from the `timespec` (through
+/// `SystemTime` it costs a checked subtraction more, a tenth of `snowflake_nextval()`'s time).
 #[inline]
-pub fn wall_clock_ms() -> i64 {
+fn wall_clock() -> libc::timespec {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: a valid clock id and a pointer to a timespec we own; CLOCK_REALTIME cannot fail.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    // tv_nsec is in 0..1e9, so this rounds down for times before 1970 too.
-    let ms = ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000;
-    ms + crate::gucs::fault_clock_offset_ms()
+    ts
+}
+
+/// Milliseconds since 1970-01-01 UTC by the system clock, negative before it (tv_nsec is in
+/// 0..1e9, so this rounds down before 1970 too).
+#[inline]
+pub fn wall_clock_ms() -> i64 {
+    let ts = wall_clock();
+    ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000 + crate::gucs::fault_clock_offset_ms()
+}
+
+/// The same clock in microseconds.
+pub fn wall_clock_us() -> i64 {
+    let ts = wall_clock();
+    ts.tv_sec * 1_000_000 + ts.tv_nsec / 1000 + crate::gucs::fault_clock_offset_ms() * 1000
 }
 
 /// The data directory; PostgreSQL processes also run in it.
@@ -45,6 +57,10 @@ impl Host for PgHost {
     #[inline]
     fn now_ms(&mut self) -> i64 {
         wall_clock_ms()
+    }
+
+    fn now_us(&mut self) -> i64 {
+        wall_clock_us()
     }
 
     fn monotonic_us(&mut self) -> u64 {
@@ -73,6 +89,11 @@ impl Host for PgHost {
 
     fn persist_mark(&mut self, unix_ms: i64) -> Result<(), String> {
         mark::write(&data_dir(), unix_ms).map_err(|e| e.to_string())
+    }
+
+    #[inline]
+    fn count_issued(&mut self, shared: &Shared) {
+        counters::count_one(shared);
     }
 
     fn clock_went_back(&mut self, behind_ms: i64) {
