@@ -7,7 +7,7 @@
 # pgbench thread per core, rounds interleaved (every workload at every client count, then again).
 # Writes $DATA/concurrency.tsv: workload, clients, round, tps.
 
-clients_list="1 4 16 64" rounds=3 run=(-T 3)
+clients_list="1 4 16 64" rounds=5 run=(-T 3)
 [ -n "$QUICK" ] && clients_list="1 4" rounds=1 run=(-t 300)
 set_and_restart
 

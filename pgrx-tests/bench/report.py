@@ -32,6 +32,14 @@ def pairs(name):
     return {k: v for k, v in rows(name)}
 
 
+def save(fig, name, alt):
+    """Writes the figure as NAME.png and links it from the report."""
+    fig.tight_layout()
+    fig.savefig(OUT / f"{name}.png", dpi=110)
+    plt.close(fig)
+    md.append(f"![{alt}]({name}.png)\n")
+
+
 def fmt(x, digits=0):
     return f"{x:,.{digits}f}"
 
@@ -92,22 +100,23 @@ for i, c in enumerate(order):
     ax.text(med[c], i, f" {med[c]:.0f}", va="center", fontsize=8)
 ax.set_xlabel("ns per id (median, loop subtracted)")
 ax.set_title(f"Cost per call, one session, PostgreSQL {machine['postgres']}")
-fig.tight_layout()
-fig.savefig(OUT / "per_id.png", dpi=110)
-plt.close(fig)
-md.append("![cost per id](per_id.png)\n")
+save(fig, "per_id", "cost per id")
 
 # ---- concurrency -----------------------------------------------------------------------------
-tps = defaultdict(list)
+tps_rounds = defaultdict(list)
 for name, clients, _round, value in rows("concurrency.tsv"):
-    tps[(name, int(clients))].append(float(value))
-tps = {k: statistics.median(v) for k, v in tps.items()}
+    tps_rounds[(name, int(clients))].append(float(value))
+tps = {k: statistics.median(v) for k, v in tps_rounds.items()}
+# How much one workload's rounds differ: half the range, as a share of the median, averaged.
+spread = statistics.mean((max(v) - min(v)) / 2 / statistics.median(v) for v in tps_rounds.values())
+n_rounds = len(next(iter(tps_rounds.values())))
 clients = sorted({c for _, c in tps})
 workloads = sorted({w for w, _ in tps})
 md.append("## 2. Throughput under concurrency (pgbench)\n")
-md.append("Transactions per second, median of the rounds; prepared statements, one pgbench thread per core "
-          f"(pgbench runs on the same {machine['cores']} cores). Each INSERT adds one row to a table "
-          "whose primary key is filled by its DEFAULT.\n")
+md.append(f"Transactions per second, median of {n_rounds} interleaved rounds; prepared statements, one pgbench "
+          f"thread per core (pgbench runs on the same {machine['cores']} cores). Each INSERT adds one row to a "
+          "table whose primary key is filled by its DEFAULT. The rounds of one workload differ by "
+          f"±{spread:.0%} on average: differences smaller than that are noise.\n")
 def plural(c):
     return f"{c} client" + ("" if c == 1 else "s")
 
@@ -129,7 +138,8 @@ for a, b in ratios:
 md.append("")
 worst = min(tps[("select_snowflake", c)] / tps[("select_1", c)] for c in clients)
 md.append(f"`SELECT snowflake_nextval()` keeps {worst:.1%} or more of `SELECT 1`'s throughput at every client "
-          "count: what limits it is the round trip and the executor, not the generator.\n")
+          f"count (rounds differ by ±{spread:.0%}): what limits it is the round trip and the executor, not the "
+          "generator.\n")
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
 for ax, kind in zip(axes, ["select", "insert"]):
     for w in workloads:
@@ -144,10 +154,7 @@ for ax, kind in zip(axes, ["select", "insert"]):
     ax.set_ylim(bottom=0)
     ax.set_title(f"{kind.upper()}, pgbench")
     ax.legend(fontsize=7)
-fig.tight_layout()
-fig.savefig(OUT / "concurrency.png", dpi=110)
-plt.close(fig)
-md.append("![throughput under concurrency](concurrency.png)\n")
+save(fig, "concurrency", "throughput under concurrency")
 
 # ---- ceiling ---------------------------------------------------------------------------------
 c = {k: int(v) for k, v in pairs("ceiling.tsv").items()}
@@ -187,10 +194,7 @@ ax.set_xlabel(f"ids in one {c['time_unit_ms']} ms tick")
 ax.set_ylabel("ticks")
 ax.set_title(f"{c['sessions']} sessions at once: ids per tick, from the ids themselves")
 ax.legend()
-fig.tight_layout()
-fig.savefig(OUT / "ceiling.png", dpi=110)
-plt.close(fig)
-md.append("![ids per tick](ceiling.png)\n")
+save(fig, "ceiling", "ids per tick")
 
 # ---- B-tree ----------------------------------------------------------------------------------
 batches = defaultdict(list)
@@ -266,10 +270,7 @@ for ax, (title, values, unit) in zip(
         ax.text(i, val, f"{val:,.0f}", ha="center", va="bottom", fontsize=8)
     ax.set_ylabel(unit)
     ax.set_title(title)
-fig.tight_layout()
-fig.savefig(OUT / "btree.png", dpi=110)
-plt.close(fig)
-md.append("![B-tree experiment](btree.png)\n")
+save(fig, "btree", "B-tree experiment")
 
 (OUT / "report.md").write_text("\n".join(md))
 print("\n".join(md))
