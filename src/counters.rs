@@ -9,7 +9,8 @@
 
 use crate::shared::Shared;
 use pgrx::pg_sys;
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::Release, Ordering::Acquire};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize};
 
 #[repr(C, align(64))]
 pub struct Slot(AtomicU64);

@@ -34,10 +34,11 @@ pub fn install_hooks() {
     }
 }
 
-/// When the postmaster exits normally (code 0: after a clean shutdown, once every child process is
-/// gone; a crash reinitialisation calls this with code 1), the mark on disk comes down from its lease to the last tick issued on, so that the next
-/// start issues its first id at once instead of waiting up to a lease for the clock to pass it.
-/// After a crash the postmaster does not get here and the lease mark stays.
+/// When the postmaster exits normally (code 0: after a clean shutdown, once every child process
+/// is gone; a crash reinitialisation calls this with code 1), the mark on disk comes down from its
+/// lease to the last tick issued on, so that the next start issues its first id at once instead
+/// of waiting up to a lease for the clock to pass it. After a crash the postmaster does not get
+/// here and the lease mark stays.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn on_postmaster_exit(code: std::ffi::c_int, _arg: pg_sys::Datum) {
     // Children inherit the callback with the postmaster's memory; only the postmaster acts.
