@@ -88,12 +88,6 @@ impl Generator {
         self.layout.compose(state >> s, self.machine_id, state & self.layout.max_sequence())
     }
 
-    /// The time of the last issued id, in milliseconds since 1970, if any was issued.
-    pub fn last_issued_ms(&self, shared: &Shared) -> Option<i64> {
-        let state = shared.hot.state.load(Relaxed);
-        (state != 0).then(|| self.layout.tick_start_ms((state >> self.layout.sequence_bits()) as i64)).flatten()
-    }
-
     /// One attempt at the clock reading `now_ms`: an id and whether the clock read behind the
     /// tick it was issued on, a reason to wait, or an error that waiting cannot cure (`Err(Err)`).
     #[inline]

@@ -48,11 +48,10 @@ pub fn cover<H: Host>(shared: &Shared, layout: &Layout, now_ms: i64, host: &mut 
 /// its first id. `None`: nothing to lower (no id issued, or the mark is already that low) or the
 /// mark could not be read at start (then the file is left as it is).
 pub fn final_mark(shared: &Shared, layout: &Layout) -> Option<i64> {
-    let state = shared.hot.state.load(Acquire);
-    if state == 0 || shared.mark.unreadable.load(Relaxed) {
+    if shared.mark.unreadable.load(Relaxed) {
         return None;
     }
-    let last_ms = layout.tick_start_ms((state >> layout.sequence_bits()) as i64)?;
+    let last_ms = shared.last_issued_ms(layout)?;
     (last_ms < shared.mark.unix_ms.load(Relaxed)).then_some(last_ms)
 }
 
@@ -60,9 +59,8 @@ pub fn final_mark(shared: &Shared, layout: &Layout) -> Option<i64> {
 /// than [`RENEW_BELOW_MS`] of it is left. An idle server writes nothing.
 pub fn renew_if_due<H: Host>(shared: &Shared, layout: &Layout, now_ms: i64, host: &mut H) -> Result<bool, Error> {
     let mark_ms = shared.mark.unix_ms.load(Relaxed);
-    let state = shared.hot.state.load(Relaxed);
-    let Some(last_ms) = layout.tick_start_ms((state >> layout.sequence_bits()) as i64) else { return Ok(false) };
-    let active = state != 0 && last_ms >= now_ms - LEASE_MS;
+    let Some(last_ms) = shared.last_issued_ms(layout) else { return Ok(false) };
+    let active = last_ms >= now_ms - LEASE_MS;
     if !active || mark_ms - now_ms >= RENEW_BELOW_MS || shared.mark.unreadable.load(Relaxed) {
         return Ok(false);
     }

@@ -3,7 +3,8 @@
 //! use a plain one. Fields written on every id sit on their own cache line, away from the ones
 //! read on every new tick and from the statistics written only on slow paths.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+use crate::layout::Layout;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Acquire, Ordering::Relaxed};
 
 /// Written on every id.
 #[repr(C, align(64))]
@@ -98,6 +99,12 @@ impl Shared {
                 ..Stats::default()
             },
         }
+    }
+
+    /// The start of the tick of the last id issued, in milliseconds since 1970, if any was issued.
+    pub fn last_issued_ms(&self, layout: &Layout) -> Option<i64> {
+        let state = self.hot.state.load(Acquire);
+        (state != 0).then(|| layout.tick_start_ms((state >> layout.sequence_bits()) as i64)).flatten()
     }
 
     /// The counters when no process counts on its own (the tests).

@@ -21,7 +21,7 @@ fn snowflake_stats(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('s
         row.set_by_name("clock_rollbacks", stats.clock_rollbacks as i64),
         row.set_by_name("largest_rollback_ms", stats.largest_rollback_ms),
         row.set_by_name("wait_time_ms", stats.wait_us as f64 / 1000.0),
-        row.set_by_name("last_issued", generator.and_then(|g| g.last_issued_ms(shared)).and_then(to_timestamptz)),
+        row.set_by_name("last_issued", generator.and_then(|g| shared.last_issued_ms(g.layout())).and_then(to_timestamptz)),
         row.set_by_name("high_water_mark", (mark_ms >= 0).then(|| to_timestamptz(mark_ms)).flatten()),
         row.set_by_name("mark_writes", stats.mark_writes as i64),
         row.set_by_name("mark_waits", stats.mark_waits as i64),
