@@ -20,6 +20,7 @@ DECLARE
     r jsonb;
     other jsonb;
     found text[];
+    shown text;
 BEGIN
     SELECT n.nspname INTO dblink_schema
     FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
@@ -31,6 +32,8 @@ BEGIN
     rows_ := rows_ || jsonb_build_object('peer', 'this server', 'machine_id', me.machine_id, 'layout', me.layout,
                                          'offset', 0, 'error', NULL);
     FOR i IN 1 .. coalesce(array_length(peers, 1), 0) LOOP
+        -- The peer as reported: its connection string without the password.
+        shown := regexp_replace(peers[i], 'password\s*=\s*\S+', 'password=***', 'gi');
         BEGIN
             EXECUTE format('SELECT %I.dblink_connect($1, $2)', dblink_schema) USING 'snowflake_check_peers', peers[i];
             EXECUTE format('SELECT * FROM %I.dblink($1, $2) AS t(machine_id integer, layout text)', dblink_schema)
@@ -41,7 +44,7 @@ BEGIN
                 INTO peer_ms USING 'snowflake_check_peers', 'SELECT extract(epoch FROM snowflake_clock()) * 1000';
             t1 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
             EXECUTE format('SELECT %I.dblink_disconnect($1)', dblink_schema) USING 'snowflake_check_peers';
-            rows_ := rows_ || jsonb_build_object('peer', regexp_replace(peers[i], 'password\s*=\s*\S+', 'password=***', 'gi'),
+            rows_ := rows_ || jsonb_build_object('peer', shown,
                 'machine_id', answer.machine_id, 'layout', answer.layout,
                 'offset', round((peer_ms - (t0 + t1) / 2)::numeric, 1), 'error', NULL);
         EXCEPTION WHEN others THEN
@@ -49,7 +52,7 @@ BEGIN
                 EXECUTE format('SELECT %I.dblink_disconnect($1)', dblink_schema) USING 'snowflake_check_peers';
             EXCEPTION WHEN others THEN NULL; -- it was not connected
             END;
-            rows_ := rows_ || jsonb_build_object('peer', regexp_replace(peers[i], 'password\s*=\s*\S+', 'password=***', 'gi'),
+            rows_ := rows_ || jsonb_build_object('peer', shown,
                 'machine_id', NULL, 'layout', NULL, 'offset', NULL, 'error', SQLERRM);
         END;
     END LOOP;

@@ -1,25 +1,10 @@
 //! pg_snowflake: Snowflake ids (`0 | timestamp | machine id | sequence` in one bigint) generated
-//! inside PostgreSQL. This file only wires the modules together.
+//! inside PostgreSQL. This file only wires: the core (`src/core`, the crate `pg_snowflake_core`)
+//! decides which id comes next; the PostgreSQL shell (`src/postgres`) gives it a home.
 
-mod civil;
-mod counters;
-mod error;
-mod generator;
-mod gucs;
-mod layout;
-mod lease;
-mod lease_worker;
-mod mark;
-mod pg_host;
-mod presets;
-mod public_id;
-mod shared;
-mod shmem;
-mod sql_api;
-mod startup;
+mod postgres;
 
-#[cfg(any(test, feature = "pg_test"))]
-mod pg_tests;
+use postgres::{host, lease_worker, server_config, shared_memory};
 
 ::pgrx::pg_module_magic!(name = c"pg_snowflake", version = c"0.1.0");
 
@@ -32,9 +17,9 @@ pub extern "C-unwind" fn _PG_init() {
     if !unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
         return;
     }
-    pg_host::set_monotonic_base();
-    startup::configure();
-    shmem::install_hooks();
+    host::set_monotonic_base();
+    server_config::configure();
+    shared_memory::install_hooks();
     lease_worker::register();
 }
 

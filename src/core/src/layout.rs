@@ -4,8 +4,7 @@
 //! gets the rest. The timestamp counts ticks of `tick_ms` milliseconds (the time unit, 1 by default)
 //! since `epoch_ms` (milliseconds since 1970-01-01 UTC); the sequence counts ids within one tick.
 
-use crate::civil::format_utc;
-use crate::error::Error;
+use crate::calendar::format_utc;
 
 /// Below this many timestamp bits a layout lasts barely a year (2^35 ms is 1.09 years).
 pub const MIN_TIMESTAMP_BITS: u32 = 35;
@@ -15,6 +14,60 @@ pub const MAX_FIELD_BITS: u32 = 24;
 pub const MIN_FIELD_BITS: u32 = 1;
 /// The longest tick the settings accept: one minute.
 pub const MAX_TICK_MS: i64 = 60_000;
+
+/// Why a layout cannot work, or why a value has no place in it. Plain data: the wording is in
+/// [`crate::error`], the SQLSTATE in the PostgreSQL shell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LayoutError {
+    FieldWidth {
+        setting: &'static str,
+        bits: u32,
+    },
+    TooFewTimestampBits {
+        machine_bits: u32,
+        sequence_bits: u32,
+    },
+    EpochBefore1970 {
+        epoch_ms: i64,
+    },
+    TimeUnit {
+        tick_ms: i64,
+    },
+    MachineIdUnset {
+        max: i64,
+    },
+    MachineIdOutOfRange {
+        machine_id: i64,
+        machine_bits: u32,
+    },
+    /// The clock reads before the epoch: at start this is an epoch in the future.
+    ClockBeforeEpoch {
+        epoch_ms: i64,
+        now_ms: i64,
+    },
+    TimestampExhausted {
+        layout: Layout,
+    },
+    /// A time given to a helper lies before the epoch or past the end of the timestamp field.
+    TimeOutsideLayout {
+        unix_ms: i64,
+        before: bool,
+        layout: Layout,
+    },
+    /// A field given to `snowflake_compose` is out of its range.
+    PartOutOfRange {
+        part: &'static str,
+        value: i64,
+        max: i64,
+    },
+    NegativeId {
+        id: i64,
+    },
+    /// A decoded time outside the range of `timestamptz`.
+    TimeOutOfRange {
+        id: i64,
+    },
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -37,20 +90,20 @@ impl Layout {
     /// Checks a layout on its own terms (field widths, time unit, an epoch not before 1970).
     /// Whether the epoch lies in the future, or the field has already run out, depends on the
     /// clock: see [`Layout::check_clock`].
-    pub fn new(epoch_ms: i64, tick_ms: i64, machine_bits: u32, sequence_bits: u32) -> Result<Layout, Error> {
+    pub fn new(epoch_ms: i64, tick_ms: i64, machine_bits: u32, sequence_bits: u32) -> Result<Layout, LayoutError> {
         if !(1..=MAX_TICK_MS).contains(&tick_ms) {
-            return Err(Error::TimeUnit { tick_ms });
+            return Err(LayoutError::TimeUnit { tick_ms });
         }
         for (setting, bits) in [("snowflake.machine_bits", machine_bits), ("snowflake.sequence_bits", sequence_bits)] {
             if !(MIN_FIELD_BITS..=MAX_FIELD_BITS).contains(&bits) {
-                return Err(Error::FieldWidth { setting, bits });
+                return Err(LayoutError::FieldWidth { setting, bits });
             }
         }
         if machine_bits + sequence_bits > 63 - MIN_TIMESTAMP_BITS {
-            return Err(Error::TooFewTimestampBits { machine_bits, sequence_bits });
+            return Err(LayoutError::TooFewTimestampBits { machine_bits, sequence_bits });
         }
         if epoch_ms < 0 {
-            return Err(Error::EpochBefore1970 { epoch_ms });
+            return Err(LayoutError::EpochBefore1970 { epoch_ms });
         }
         Ok(Layout { epoch_ms, tick_ms, machine_bits, sequence_bits })
     }
@@ -108,32 +161,32 @@ impl Layout {
 
     /// The tick of a wall-clock reading, or why none can be issued at that time.
     #[inline]
-    pub fn tick_at(&self, unix_ms: i64) -> Result<i64, Error> {
+    pub fn tick_at(&self, unix_ms: i64) -> Result<i64, LayoutError> {
         self.tick_of(unix_ms).map_err(|before| {
             if before {
-                Error::ClockBeforeEpoch { epoch_ms: self.epoch_ms, now_ms: unix_ms }
+                LayoutError::ClockBeforeEpoch { epoch_ms: self.epoch_ms, now_ms: unix_ms }
             } else {
-                Error::TimestampExhausted { layout: *self }
+                LayoutError::TimestampExhausted { layout: *self }
             }
         })
     }
 
     /// The tick of a time given by a user, or why it has none.
-    pub fn tick_of_time(&self, unix_ms: i64) -> Result<i64, Error> {
-        self.tick_of(unix_ms).map_err(|before| Error::TimeOutsideLayout { unix_ms, before, layout: *self })
+    pub fn tick_of_time(&self, unix_ms: i64) -> Result<i64, LayoutError> {
+        self.tick_of(unix_ms).map_err(|before| LayoutError::TimeOutsideLayout { unix_ms, before, layout: *self })
     }
 
     /// The check made at server start, so that a layout that can issue nothing is reported there.
-    pub fn check_clock(&self, now_ms: i64) -> Result<(), Error> {
+    pub fn check_clock(&self, now_ms: i64) -> Result<(), LayoutError> {
         self.tick_at(now_ms).map(|_| ())
     }
 
-    pub fn check_machine_id(&self, machine_id: i64) -> Result<(), Error> {
+    pub fn check_machine_id(&self, machine_id: i64) -> Result<(), LayoutError> {
         if machine_id == -1 {
-            return Err(Error::MachineIdUnset { max: self.max_machine_id() });
+            return Err(LayoutError::MachineIdUnset { max: self.max_machine_id() });
         }
         if !(0..=self.max_machine_id()).contains(&machine_id) {
-            return Err(Error::MachineIdOutOfRange { machine_id, machine_bits: self.machine_bits });
+            return Err(LayoutError::MachineIdOutOfRange { machine_id, machine_bits: self.machine_bits });
         }
         Ok(())
     }
@@ -147,14 +200,27 @@ impl Layout {
         (tick << (self.machine_bits + self.sequence_bits)) | (machine_id << self.sequence_bits) | sequence
     }
 
-    /// Splits an id into its fields. Every non-negative bigint is some id of this layout.
-    pub fn decode(&self, id: i64) -> Result<Parts, Error> {
-        if id < 0 {
-            return Err(Error::NegativeId { id });
+    /// The id with these fields, the time rounded down to its tick; every field checked.
+    pub fn compose_checked(&self, unix_ms: i64, machine_id: i64, sequence: i64) -> Result<i64, LayoutError> {
+        let tick = self.tick_of_time(unix_ms)?;
+        for (part, value, max) in
+            [("machine_id", machine_id, self.max_machine_id()), ("sequence", sequence, self.max_sequence())]
+        {
+            if !(0..=max).contains(&value) {
+                return Err(LayoutError::PartOutOfRange { part, value, max });
+            }
         }
-        // `let-else`, not `ok_or(Error)`: that builds an `Error` and drops it on every call.
+        Ok(self.compose(tick, machine_id, sequence))
+    }
+
+    /// Splits an id into its fields. Every non-negative bigint is some id of this layout.
+    pub fn decode(&self, id: i64) -> Result<Parts, LayoutError> {
+        if id < 0 {
+            return Err(LayoutError::NegativeId { id });
+        }
+        // `let-else`, not `ok_or(LayoutError)`: that builds an error and drops it on every call.
         let Some(unix_ms) = self.tick_start_ms(id >> (self.machine_bits + self.sequence_bits)) else {
-            return Err(Error::TimeOutOfRange { id });
+            return Err(LayoutError::TimeOutOfRange { id });
         };
         Ok(Parts {
             unix_ms,
@@ -213,7 +279,10 @@ pub(crate) mod tests {
             let top = l.compose(l.max_tick(), l.max_machine_id(), l.max_sequence());
             assert_eq!(top, i64::MAX, "all 63 bits are used");
             let p = l.decode(top).unwrap();
-            assert_eq!((p.unix_ms, p.machine_id, p.sequence), (l.end_unix_ms() - 1, l.max_machine_id(), l.max_sequence()));
+            assert_eq!(
+                (p.unix_ms, p.machine_id, p.sequence),
+                (l.end_unix_ms() - 1, l.max_machine_id(), l.max_sequence())
+            );
             assert_eq!(l.decode(0).unwrap(), Parts { unix_ms: EPOCH_2025, machine_id: 0, sequence: 0 });
         }
     }
@@ -229,29 +298,35 @@ pub(crate) mod tests {
 
     #[test]
     fn refuses_layouts_that_cannot_work() {
-        assert!(matches!(Layout::new(EPOCH_2025, 1, 0, 12), Err(Error::FieldWidth { setting: "snowflake.machine_bits", .. })));
-        assert!(matches!(Layout::new(EPOCH_2025, 1, 10, 25), Err(Error::FieldWidth { setting: "snowflake.sequence_bits", .. })));
-        assert!(matches!(Layout::new(EPOCH_2025, 1, 16, 13), Err(Error::TooFewTimestampBits { .. })));
+        assert!(matches!(
+            Layout::new(EPOCH_2025, 1, 0, 12),
+            Err(LayoutError::FieldWidth { setting: "snowflake.machine_bits", .. })
+        ));
+        assert!(matches!(
+            Layout::new(EPOCH_2025, 1, 10, 25),
+            Err(LayoutError::FieldWidth { setting: "snowflake.sequence_bits", .. })
+        ));
+        assert!(matches!(Layout::new(EPOCH_2025, 1, 16, 13), Err(LayoutError::TooFewTimestampBits { .. })));
         assert!(Layout::new(EPOCH_2025, 1, 16, 12).is_ok(), "35 timestamp bits is the minimum, and allowed");
-        assert!(matches!(Layout::new(-1, 1, 10, 12), Err(Error::EpochBefore1970 { .. })));
+        assert!(matches!(Layout::new(-1, 1, 10, 12), Err(LayoutError::EpochBefore1970 { .. })));
     }
 
     #[test]
     fn clock_checks_name_the_problem() {
         let l = seed_layout(3); // 38 bits: 8.7 years
-        assert!(matches!(l.tick_at(EPOCH_2025 - 1), Err(Error::ClockBeforeEpoch { .. })));
+        assert!(matches!(l.tick_at(EPOCH_2025 - 1), Err(LayoutError::ClockBeforeEpoch { .. })));
         assert_eq!(l.tick_at(EPOCH_2025), Ok(0));
         assert_eq!(l.tick_at(l.end_unix_ms() - 1), Ok(l.max_tick()));
-        assert!(matches!(l.tick_at(l.end_unix_ms()), Err(Error::TimestampExhausted { .. })));
+        assert!(matches!(l.tick_at(l.end_unix_ms()), Err(LayoutError::TimestampExhausted { .. })));
         let old = Layout::new(0, 1, 16, 9).unwrap(); // a 1970 epoch ran out in 1978
-        assert!(matches!(old.check_clock(EPOCH_2025), Err(Error::TimestampExhausted { .. })));
+        assert!(matches!(old.check_clock(EPOCH_2025), Err(LayoutError::TimestampExhausted { .. })));
     }
 
     #[test]
     fn machine_id_must_be_set_and_fit() {
         let l = seed_layout(1); // 7 machine bits
-        assert!(matches!(l.check_machine_id(-1), Err(Error::MachineIdUnset { max: 127 })));
-        assert!(matches!(l.check_machine_id(128), Err(Error::MachineIdOutOfRange { .. })));
+        assert!(matches!(l.check_machine_id(-1), Err(LayoutError::MachineIdUnset { max: 127 })));
+        assert!(matches!(l.check_machine_id(128), Err(LayoutError::MachineIdOutOfRange { .. })));
         assert!(l.check_machine_id(0).is_ok() && l.check_machine_id(127).is_ok());
     }
 
@@ -263,23 +338,44 @@ pub(crate) mod tests {
         assert_eq!(l.tick_at(EPOCH_2025 + 10), Ok(1));
         assert_eq!(l.tick_at(EPOCH_2025 + 12_345), Ok(1234));
         assert_eq!(l.end_unix_ms(), EPOCH_2025 + (1_i64 << 41) * 10);
-        assert_eq!(l.decode(l.compose(1234, 3, 4)).unwrap(), Parts { unix_ms: EPOCH_2025 + 12_340, machine_id: 3, sequence: 4 });
+        assert_eq!(
+            l.decode(l.compose(1234, 3, 4)).unwrap(),
+            Parts { unix_ms: EPOCH_2025 + 12_340, machine_id: 3, sequence: 4 }
+        );
         assert!(l.describe().ends_with(", 10 ms ticks"));
-        assert!(matches!(Layout::new(EPOCH_2025, 0, 10, 12), Err(Error::TimeUnit { tick_ms: 0 })));
-        assert!(matches!(Layout::new(EPOCH_2025, 60_001, 10, 12), Err(Error::TimeUnit { .. })));
+        assert!(matches!(Layout::new(EPOCH_2025, 0, 10, 12), Err(LayoutError::TimeUnit { tick_ms: 0 })));
+        assert!(matches!(Layout::new(EPOCH_2025, 60_001, 10, 12), Err(LayoutError::TimeUnit { .. })));
     }
 
     #[test]
     fn times_outside_the_field_are_refused_with_their_side() {
         let l = seed_layout(3);
-        assert!(matches!(l.tick_of_time(EPOCH_2025 - 1), Err(Error::TimeOutsideLayout { before: true, .. })));
-        assert!(matches!(l.tick_of_time(l.end_unix_ms()), Err(Error::TimeOutsideLayout { before: false, .. })));
+        assert!(matches!(l.tick_of_time(EPOCH_2025 - 1), Err(LayoutError::TimeOutsideLayout { before: true, .. })));
+        assert!(matches!(l.tick_of_time(l.end_unix_ms()), Err(LayoutError::TimeOutsideLayout { before: false, .. })));
         assert_eq!(l.tick_of_time(l.end_unix_ms() - 1), Ok(l.max_tick()));
     }
 
     #[test]
+    fn compose_checked_rounds_to_the_tick_and_checks_each_field() {
+        let l = Layout::new(EPOCH_2025, 10, 10, 12).unwrap();
+        assert_eq!(l.compose_checked(EPOCH_2025 + 12_345, 3, 4), Ok(l.compose(1234, 3, 4)));
+        assert_eq!(
+            l.compose_checked(EPOCH_2025, 1024, 0),
+            Err(LayoutError::PartOutOfRange { part: "machine_id", value: 1024, max: 1023 })
+        );
+        assert_eq!(
+            l.compose_checked(EPOCH_2025, 0, -1),
+            Err(LayoutError::PartOutOfRange { part: "sequence", value: -1, max: 4095 })
+        );
+        assert!(matches!(
+            l.compose_checked(EPOCH_2025 - 1, 0, 0),
+            Err(LayoutError::TimeOutsideLayout { before: true, .. })
+        ));
+    }
+
+    #[test]
     fn negative_ids_do_not_decode() {
-        assert!(matches!(seed_layout(0).decode(-1), Err(Error::NegativeId { id: -1 })));
+        assert!(matches!(seed_layout(0).decode(-1), Err(LayoutError::NegativeId { id: -1 })));
     }
 
     fn any_layout() -> impl Strategy<Value = Layout> {
@@ -296,7 +392,7 @@ pub(crate) mod tests {
             prop_assert!(id >= 0);
             match l.tick_start_ms(t) {
                 Some(ms) => prop_assert_eq!(l.decode(id).unwrap(), Parts { unix_ms: ms, machine_id: m, sequence: s }),
-                None => prop_assert_eq!(l.decode(id), Err(Error::TimeOutOfRange { id })),
+                None => prop_assert_eq!(l.decode(id), Err(LayoutError::TimeOutOfRange { id })),
             }
         }
 

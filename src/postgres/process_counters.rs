@@ -7,7 +7,7 @@
 //! (auxiliary ones, or all of them on PostgreSQL 14, whose libraries cannot learn MaxBackends
 //! in time) count on the shared atomic instead.
 
-use crate::shared::Shared;
+use pg_snowflake_core::state::SharedState;
 use pgrx::pg_sys;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize};
@@ -70,7 +70,7 @@ fn look_up() -> *mut AtomicU64 {
 
 /// Counts one id issued by this process.
 #[inline]
-pub fn count_one(shared: &Shared) {
+pub fn count_one(shared: &SharedState) {
     let mut mine = MINE.load(Relaxed);
     if mine.is_null() {
         mine = look_up();

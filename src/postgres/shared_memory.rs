@@ -1,18 +1,20 @@
-//! The generator's shared state in PostgreSQL's shared memory: one [`Shared`] for the whole server,
+//! The generator's shared state in PostgreSQL's shared memory: one [`SharedState`] for the whole server,
 //! used by every backend, database, parallel worker and the lease worker. Set up by the book (as
 //! contrib's pg_stat_statements does): space requested while libraries preload, the struct created
 //! under `AddinShmemInitLock` when shared memory is (re)initialised. That also happens after a
 //! backend crash, so the state is rebuilt from the durable high-water mark each time.
 
-use crate::pg_host::{data_dir, wall_clock_ms};
-use crate::shared::Shared;
-use crate::{counters, lease, mark, startup};
+use super::host::{data_dir, wall_clock_ms};
+use super::process_counters as counters;
+use super::server_config;
+use pg_snowflake_core::state::SharedState;
+use pg_snowflake_core::{lease, mark_file};
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// Where this process finds the shared struct; null until the startup hook ran, so also null in
 /// a backend that loaded the library without `shared_preload_libraries`.
-static SHARED: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
+static SHARED: AtomicPtr<SharedState> = AtomicPtr::new(std::ptr::null_mut());
 
 static mut PREV_SHMEM_STARTUP_HOOK: pg_sys::shmem_startup_hook_type = None;
 #[cfg(not(feature = "pg14"))]
@@ -45,22 +47,22 @@ unsafe extern "C-unwind" fn on_postmaster_exit(code: std::ffi::c_int, _arg: pg_s
     if code != 0 || unsafe { pg_sys::IsUnderPostmaster } {
         return;
     }
-    let (Some(shared), Ok(layout)) = (shared(), startup::layout()) else { return };
+    let (Some(shared), Ok(layout)) = (shared(), server_config::layout()) else { return };
     if let Some(ms) = lease::final_mark(shared, layout) {
-        if let Err(e) = mark::write(&data_dir(), ms) {
+        if let Err(e) = mark_file::write(&data_dir(), ms) {
             // The lease mark stays: safe, the next start only waits for it.
             pgrx::log!("pg_snowflake: could not lower the high-water mark at shutdown: {e}");
         }
     }
 }
 
-/// How many per-process counters were asked for (see `counters`).
+/// How many per-process counters were asked for (see `process_counters`).
 static COUNTERS: AtomicUsize = AtomicUsize::new(0);
 
 unsafe fn request_space() {
     let counters = counters::wanted();
     COUNTERS.store(counters, Ordering::Relaxed);
-    unsafe { pg_sys::RequestAddinShmemSpace(std::mem::size_of::<Shared>() + 64 + counters::bytes(counters)) };
+    unsafe { pg_sys::RequestAddinShmemSpace(std::mem::size_of::<SharedState>() + 64 + counters::bytes(counters)) };
 }
 
 #[cfg(not(feature = "pg14"))]
@@ -75,23 +77,23 @@ unsafe extern "C-unwind" fn on_shmem_request() {
 }
 
 /// The state a server starts from: above the mark on disk, if there is one.
-fn initial_state() -> Shared {
+fn initial_state() -> SharedState {
     let now = wall_clock_ms();
-    let Ok(layout) = startup::layout() else {
-        return Shared::starting_at(None, 0, now); // nothing can be issued anyway
+    let Ok(layout) = server_config::layout() else {
+        return SharedState::starting_at(None, 0, now); // nothing can be issued anyway
     };
-    match mark::read(&data_dir()) {
+    match mark_file::read(&data_dir()) {
         Ok(Some(ms)) => {
             let tick = layout.tick_of_time(ms).unwrap_or(if ms < layout.epoch_ms() { 0 } else { layout.max_tick() });
-            Shared::starting_at(Some((tick, ms)), layout.sequence_bits(), now)
+            SharedState::starting_at(Some((tick, ms)), layout.sequence_bits(), now)
         }
-        Ok(None) => Shared::starting_at(None, layout.sequence_bits(), now),
+        Ok(None) => SharedState::starting_at(None, layout.sequence_bits(), now),
         Err(reason) => {
             pgrx::warning!(
                 "pg_snowflake cannot generate ids: the high-water mark file {:?} could not be read: {reason}",
-                data_dir().join(mark::FILE_NAME)
+                data_dir().join(mark_file::FILE_NAME)
             );
-            let shared = Shared::starting_at(None, layout.sequence_bits(), now);
+            let shared = SharedState::starting_at(None, layout.sequence_bits(), now);
             shared.mark.unreadable.store(true, Ordering::Relaxed);
             shared
         }
@@ -107,9 +109,10 @@ unsafe extern "C-unwind" fn on_shmem_startup() {
         let lock = &raw mut (*pg_sys::MainLWLockArray.add(21)).lock; // AddinShmemInitLock
         pg_sys::LWLockAcquire(lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
         let mut found = false;
-        let raw = pg_sys::ShmemInitStruct(c"pg_snowflake".as_ptr(), std::mem::size_of::<Shared>() + 64, &mut found);
-        // ShmemInitStruct aligns to 8 bytes; Shared wants a cache line.
-        let shared = raw.cast::<u8>().add(raw.cast::<u8>().align_offset(64)).cast::<Shared>();
+        let raw =
+            pg_sys::ShmemInitStruct(c"pg_snowflake".as_ptr(), std::mem::size_of::<SharedState>() + 64, &mut found);
+        // ShmemInitStruct aligns to 8 bytes; SharedState wants a cache line.
+        let shared = raw.cast::<u8>().add(raw.cast::<u8>().align_offset(64)).cast::<SharedState>();
         if !found {
             shared.write(initial_state());
         }
@@ -128,7 +131,7 @@ unsafe extern "C-unwind" fn on_shmem_startup() {
 
 /// The server's shared state, or `None` when the library was not preloaded.
 #[inline]
-pub fn shared() -> Option<&'static Shared> {
+pub fn shared() -> Option<&'static SharedState> {
     // SAFETY: once set, the pointer stays valid for the life of this process.
     unsafe { SHARED.load(Ordering::Acquire).as_ref() }
 }

@@ -1,22 +1,22 @@
 //! `snowflake_nextval()`, the column DEFAULT.
 
+use super::super::host::PgHost;
+use super::super::{server_config, settings, shared_memory};
 use super::raise;
-use crate::error::Error;
-use crate::pg_host::PgHost;
-use crate::{gucs, shmem, startup};
+use pg_snowflake_core::Error;
 use pgrx::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// The next id of this server: strictly greater than every id it issued before, in any backend.
 #[inline]
 fn nextval() -> Result<i64, Error> {
-    let generator = startup::generator()?;
+    let generator = server_config::generator()?;
     // `let-else`, not `ok_or(Error)`: that builds an `Error` and drops it on every call.
-    let Some(shared) = shmem::shared() else { return Err(Error::NotPreloaded) };
+    let Some(shared) = shared_memory::shared() else { return Err(Error::NotPreloaded) };
     if in_recovery() {
         return Err(Error::HotStandby);
     }
-    generator.next_id(shared, &mut PgHost, gucs::max_clock_wait_ms)
+    generator.next_id(shared, &mut PgHost, settings::max_clock_wait_ms)
 }
 
 /// Recovery, once ended, never resumes in a running server (a promoted standby stays a primary),

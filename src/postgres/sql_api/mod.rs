@@ -1,5 +1,5 @@
-//! The SQL-facing functions, one file per concern. Each turns a domain `Error` into a PostgreSQL
-//! error with its SQLSTATE, message and hint; nothing here panics on bad input.
+//! The SQL-facing functions, one file per concern. Each turns a core `Error` into a PostgreSQL
+//! error with its SQLSTATE, message and hint (through `errors`); nothing here panics on bad input.
 //!
 //! Volatility: everything that reads the server's layout (snowflake.epoch, time_unit and the bit
 //! settings) is STABLE, not IMMUTABLE, because the layout can differ after a restart: IMMUTABLE
@@ -13,13 +13,14 @@ mod layout;
 mod public;
 mod stats;
 
-use crate::error::Error;
+use super::errors;
+use pg_snowflake_core::Error;
 use pgrx::prelude::*;
 
-pgrx::extension_sql_file!("../../sql/types.sql", name = "types", bootstrap);
-pgrx::extension_sql_file!("../../sql/comments.sql", name = "comments", finalize);
+pgrx::extension_sql_file!("../../../sql/types.sql", name = "types", bootstrap);
+pgrx::extension_sql_file!("../../../sql/comments.sql", name = "comments", finalize);
 // PL/pgSQL over dblink: network I/O stays far from the generator's path.
-pgrx::extension_sql_file!("../../sql/check_peers.sql", name = "check_peers");
+pgrx::extension_sql_file!("../../../sql/check_peers.sql", name = "check_peers");
 
 /// 2000-01-01, PostgreSQL's timestamp epoch, in milliseconds since 1970.
 const PG_EPOCH_MS: i64 = 946_684_800_000;
@@ -54,8 +55,18 @@ fn new_row(fcinfo: pg_sys::FunctionCallInfo, type_name: &str) -> PgHeapTuple<'st
     PgHeapTuple::new_composite_type_by_oid(typoid).unwrap_or_else(|e| error!("type {type_name} is missing: {e}"))
 }
 
-fn raise<T>(result: Result<T, Error>) -> T {
-    result.unwrap_or_else(|e| e.raise())
+/// The value, or the error raised as a PostgreSQL error.
+#[inline]
+fn raise<T, E: Into<Error>>(result: Result<T, E>) -> T {
+    errors::value_or_raise(result)
+}
+
+/// Fills a composite result's fields, each set with `set_by_name`: a failure means the SQL type
+/// no longer matches the code (an extension script out of step with the library).
+fn fill_row<E: std::fmt::Display>(type_name: &str, results: impl IntoIterator<Item = Result<(), E>>) {
+    for result in results {
+        result.unwrap_or_else(|e| error!("type {type_name} has changed: {e}"));
+    }
 }
 
 #[cfg(test)]

@@ -45,12 +45,7 @@ pub fn format_utc(unix_ms: i64) -> String {
     let days = unix_ms.div_euclid(86_400_000);
     let ms_of_day = unix_ms.rem_euclid(86_400_000);
     let (y, mo, d) = civil_from_days(days);
-    let (h, mi, s, ms) = (
-        ms_of_day / 3_600_000,
-        ms_of_day / 60_000 % 60,
-        ms_of_day / 1000 % 60,
-        ms_of_day % 1000,
-    );
+    let (h, mi, s, ms) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60, ms_of_day / 1000 % 60, ms_of_day % 1000);
     let frac = if ms == 0 { String::new() } else { format!(".{ms:03}") };
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}{frac}+00")
 }
@@ -117,7 +112,11 @@ pub fn parse_timestamptz(text: &str) -> Result<i64, String> {
                 return Err(format!("UTC offset {oh:02}:{om:02} is out of range"));
             }
             let m = oh * 60 + om;
-            if sign == b'-' { -m } else { m }
+            if sign == b'-' {
+                -m
+            } else {
+                m
+            }
         }
         _ => return Err("the UTC offset is missing: end the value with +00 (or Z, or +HH:MM)".into()),
     };

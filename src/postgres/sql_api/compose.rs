@@ -1,21 +1,14 @@
 //! Making ids from their fields: the lower bound of a time range, and any id for backfills and
 //! tests. STABLE: see the module note in `mod.rs`.
 
+use super::super::server_config;
 use super::{raise, unix_ms_of};
-use crate::error::Error;
-use crate::startup;
+use pg_snowflake_core::Error;
 use pgrx::prelude::*;
 
 /// The id with these fields under the server's layout; the time is rounded down to its tick.
 fn compose(ts: TimestampWithTimeZone, machine_id: i64, sequence: i64) -> Result<i64, Error> {
-    let layout = startup::layout()?;
-    let tick = layout.tick_of_time(unix_ms_of(ts))?;
-    for (part, value, max) in [("machine_id", machine_id, layout.max_machine_id()), ("sequence", sequence, layout.max_sequence())] {
-        if !(0..=max).contains(&value) {
-            return Err(Error::PartOutOfRange { part, value, max });
-        }
-    }
-    Ok(layout.compose(tick, machine_id, sequence))
+    Ok(server_config::layout()?.compose_checked(unix_ms_of(ts), machine_id, sequence)?)
 }
 
 /// The smallest id that can carry `ts` (machine 0, sequence 0): every id minted at or after `ts`

@@ -2,9 +2,9 @@
 //! clock while ids are being issued, so that backends never wait for the disk in steady state.
 //! Backends renew it themselves if the worker falls behind, so ids never depend on it.
 
-use crate::lease;
-use crate::pg_host::{wall_clock_ms, PgHost};
-use crate::{shmem, startup};
+use super::host::{wall_clock_ms, PgHost};
+use super::{server_config, shared_memory};
+use pg_snowflake_core::lease;
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};
 use pgrx::prelude::*;
 use std::time::Duration;
@@ -29,7 +29,7 @@ pub fn register() {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_snowflake_lease_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
-    let (Ok(generator), Some(shared)) = (startup::generator(), shmem::shared()) else {
+    let (Ok(generator), Some(shared)) = (server_config::generator(), shared_memory::shared()) else {
         // Nothing can be issued with this configuration: nothing to renew. Stay, so that the
         // postmaster does not restart the worker every second.
         while BackgroundWorker::wait_latch(None) {}

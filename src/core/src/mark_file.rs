@@ -67,7 +67,14 @@ mod tests {
     #[test]
     fn a_damaged_file_is_an_error_not_a_mark() {
         let dir = scratch("damaged");
-        for bad in ["", "garbage\n", "pg_snowflake high-water mark v1\n", "pg_snowflake high-water mark v1\n12x\n", "pg_snowflake high-water mark v1\n-5\n", "pg_snowflake high-water mark v1\n5\n6\n"] {
+        for bad in [
+            "",
+            "garbage\n",
+            "pg_snowflake high-water mark v1\n",
+            "pg_snowflake high-water mark v1\n12x\n",
+            "pg_snowflake high-water mark v1\n-5\n",
+            "pg_snowflake high-water mark v1\n5\n6\n",
+        ] {
             fs::write(dir.join(FILE_NAME), bad).unwrap();
             assert!(read(&dir).is_err(), "{bad:?} was read as a mark");
         }

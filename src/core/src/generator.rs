@@ -9,14 +9,17 @@
 //! - Same tick, or the clock is behind the last tick: the word is incremented (next sequence on the
 //!   last used tick), until that tick's sequence is used up.
 //! - Used up: the caller must wait for the clock to pass the last tick, re-reading it
-//!   ([`Host::spin`]), and gives up after `max_clock_wait` if the clock is behind.
+//!   ([`Waiter::spin`]), and gives up after `max_clock_wait` if the clock is behind.
 //!
 //! [`lease`]: crate::lease
 
 use crate::error::Error;
-use crate::layout::Layout;
+use crate::host::Host;
+#[cfg(doc)]
+use crate::host::Waiter;
+use crate::layout::{Layout, LayoutError};
 use crate::lease;
-use crate::shared::Shared;
+use crate::state::SharedState;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
 /// At most one clock-rollback WARNING per this many milliseconds.
@@ -25,31 +28,6 @@ pub const WARNING_INTERVAL_MS: i64 = 10_000;
 /// microseconds (their counters are not perfectly in step, least of all in a VM): a reading this
 /// little behind the tick another process issued on is not a clock step.
 pub const CLOCK_SKEW_US: i64 = 250;
-
-/// What the generator needs from the world; the real one reads the system clock, writes the mark
-/// file and lets PostgreSQL cancel the wait, the tests' one is a fake.
-pub trait Host {
-    /// Wall-clock time in milliseconds since 1970-01-01 UTC.
-    fn now_ms(&mut self) -> i64;
-    /// The same clock in microseconds, for telling a clock step from two processors' readings a
-    /// moment apart.
-    fn now_us(&mut self) -> i64;
-    /// A clock that never goes backwards and reads the same in every process, in microseconds.
-    fn monotonic_us(&mut self) -> u64;
-    /// A short pause before re-reading the clock; where the user may cancel.
-    fn spin(&mut self);
-    /// A longer pause, when the clock is known to be at least this far behind.
-    fn sleep_ms(&mut self, ms: u64);
-    /// Makes `unix_ms` the durable high-water mark before returning.
-    fn persist_mark(&mut self, unix_ms: i64) -> Result<(), String>;
-    /// Reports a clock seen going backwards (already rate-limited).
-    fn clock_went_back(&mut self, behind_ms: i64);
-    /// Counts one id issued, for the statistics.
-    #[inline]
-    fn count_issued(&mut self, shared: &Shared) {
-        shared.hot.issued.fetch_add(1, Relaxed);
-    }
-}
 
 /// Why no id could be issued at this clock reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +46,7 @@ pub struct Generator {
 }
 
 impl Generator {
-    pub fn new(layout: Layout, machine_id: i64) -> Result<Generator, Error> {
+    pub fn new(layout: Layout, machine_id: i64) -> Result<Generator, LayoutError> {
         layout.check_machine_id(machine_id)?;
         Ok(Generator { layout, machine_id })
     }
@@ -91,8 +69,8 @@ impl Generator {
     /// One attempt at the clock reading `now_ms`: an id and whether the clock read behind the
     /// tick it was issued on, a reason to wait, or an error that waiting cannot cure (`Err(Err)`).
     #[inline]
-    pub fn try_issue(&self, shared: &Shared, now_ms: i64) -> Result<(i64, bool), Result<Blocked, Error>> {
-        let now_tick = self.layout.tick_at(now_ms).map_err(Err)? as u64;
+    pub fn try_issue(&self, shared: &SharedState, now_ms: i64) -> Result<(i64, bool), Result<Blocked, Error>> {
+        let now_tick = self.layout.tick_at(now_ms).map_err(|e| Err(e.into()))? as u64;
         let s = self.layout.sequence_bits();
         let seq_mask = self.layout.max_sequence() as u64;
         let state = &shared.hot.state;
@@ -120,7 +98,12 @@ impl Generator {
     /// The next id, waiting as long as needed for a new tick when the sequence runs out, but at
     /// most `max_clock_wait_ms` while the clock is behind the last issued tick.
     #[inline]
-    pub fn next_id<H: Host>(&self, shared: &Shared, host: &mut H, max_clock_wait_ms: impl Fn() -> u64) -> Result<i64, Error> {
+    pub fn next_id<H: Host>(
+        &self,
+        shared: &SharedState,
+        host: &mut H,
+        max_clock_wait_ms: impl Fn() -> u64,
+    ) -> Result<i64, Error> {
         let now_ms = host.now_ms();
         match self.try_issue(shared, now_ms) {
             Ok((id, behind)) => {
@@ -136,7 +119,12 @@ impl Generator {
 
     #[cold]
     #[inline(never)]
-    fn next_id_slowly<H: Host>(&self, shared: &Shared, host: &mut H, max_clock_wait_ms: impl Fn() -> u64) -> Result<i64, Error> {
+    fn next_id_slowly<H: Host>(
+        &self,
+        shared: &SharedState,
+        host: &mut H,
+        max_clock_wait_ms: impl Fn() -> u64,
+    ) -> Result<i64, Error> {
         let started_us = host.monotonic_us();
         let mut behind_since_us = None;
         let mut counted_wait = false;
@@ -205,7 +193,7 @@ impl Generator {
     /// One step back counts once, however many calls meet it; waiting out the mark after a
     /// restart is no rollback.
     #[cold]
-    fn note_clock_behind<H: Host>(&self, shared: &Shared, host: &mut H) {
+    fn note_clock_behind<H: Host>(&self, shared: &SharedState, host: &mut H) {
         let now_us = host.now_us();
         let now_ms = now_us.div_euclid(1000);
         let state = shared.hot.state.load(Acquire);
@@ -238,8 +226,8 @@ impl Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::{Clock, Events, MarkStore, Waiter};
     use crate::layout::tests::{seed_layout, EPOCH_2025, SEED_LAYOUTS};
-    use crate::layout::Layout;
     use proptest::prelude::*;
     use std::collections::HashSet;
     use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -259,7 +247,15 @@ mod tests {
 
     impl FakeHost {
         fn at(ms: i64) -> Self {
-            FakeHost { wall_us: ms * 1000, mono_us: 0, spins: 0, slept_ms: 0, marks: vec![], fail_persist: false, warnings: vec![] }
+            FakeHost {
+                wall_us: ms * 1000,
+                mono_us: 0,
+                spins: 0,
+                slept_ms: 0,
+                marks: vec![],
+                fail_persist: false,
+                warnings: vec![],
+            }
         }
         /// Time passes: both clocks move on.
         fn advance_us(&mut self, us: u64) {
@@ -272,7 +268,7 @@ mod tests {
         }
     }
 
-    impl Host for FakeHost {
+    impl Clock for FakeHost {
         fn now_ms(&mut self) -> i64 {
             self.wall_us.div_euclid(1000)
         }
@@ -282,6 +278,9 @@ mod tests {
         fn monotonic_us(&mut self) -> u64 {
             self.mono_us
         }
+    }
+
+    impl Waiter for FakeHost {
         fn spin(&mut self) {
             self.spins += 1;
             self.advance_us(50);
@@ -290,6 +289,9 @@ mod tests {
             self.slept_ms += ms;
             self.advance_us(ms * 1000);
         }
+    }
+
+    impl MarkStore for FakeHost {
         fn persist_mark(&mut self, unix_ms: i64) -> Result<(), String> {
             if self.fail_persist {
                 return Err("No space left on device".into());
@@ -297,18 +299,21 @@ mod tests {
             self.marks.push(unix_ms);
             Ok(())
         }
+    }
+
+    impl Events for FakeHost {
         fn clock_went_back(&mut self, behind_ms: i64) {
             self.warnings.push(behind_ms);
         }
     }
 
-    /// Shared state with nothing issued and no mark yet.
-    fn fresh() -> Shared {
-        Shared::starting_at(None, 0, 0)
+    /// SharedState state with nothing issued and no mark yet.
+    fn fresh() -> SharedState {
+        SharedState::starting_at(None, 0, 0)
     }
 
-    /// Shared state whose state word is `state`.
-    fn with_state(state: u64) -> Shared {
+    /// SharedState state whose state word is `state`.
+    fn with_state(state: u64) -> SharedState {
         let s = fresh();
         s.hot.state.store(state, Relaxed);
         s
@@ -429,18 +434,27 @@ mod tests {
         let g = generator(3, 0);
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 - 1);
-        assert!(matches!(g.next_id(&state, &mut host, WAIT_1S), Err(Error::ClockBeforeEpoch { .. })));
+        assert!(matches!(
+            g.next_id(&state, &mut host, WAIT_1S),
+            Err(Error::Layout(LayoutError::ClockBeforeEpoch { .. }))
+        ));
         let mut host = FakeHost::at(g.layout().end_unix_ms() - 1);
         let top = g.next_id(&state, &mut host, WAIT_1S).unwrap();
         assert_eq!(g.layout().decode(top).unwrap().unix_ms, g.layout().end_unix_ms() - 1);
         host.advance_us(1000);
-        assert!(matches!(g.next_id(&state, &mut host, WAIT_1S), Err(Error::TimestampExhausted { .. })));
+        assert!(matches!(
+            g.next_id(&state, &mut host, WAIT_1S),
+            Err(Error::Layout(LayoutError::TimestampExhausted { .. }))
+        ));
         // Exhausting the very last tick cannot wrap around either.
         let mut host = FakeHost::at(g.layout().end_unix_ms() - 1);
         for _ in 1..=g.layout().max_sequence() {
             g.next_id(&state, &mut host, WAIT_1S).unwrap();
         }
-        assert!(matches!(g.next_id(&state, &mut host, WAIT_1S), Err(Error::TimestampExhausted { .. })));
+        assert!(matches!(
+            g.next_id(&state, &mut host, WAIT_1S),
+            Err(Error::Layout(LayoutError::TimestampExhausted { .. }))
+        ));
     }
 
     #[test]
@@ -454,8 +468,8 @@ mod tests {
             let p = l.decode(id).unwrap();
             assert_eq!((p.unix_ms, p.machine_id, p.sequence), (EPOCH_2025 + 100, l.max_machine_id(), l.max_sequence()));
         }
-        assert!(matches!(Generator::new(seed_layout(0), 1024), Err(Error::MachineIdOutOfRange { .. })));
-        assert!(matches!(Generator::new(seed_layout(0), -1), Err(Error::MachineIdUnset { .. })));
+        assert!(matches!(Generator::new(seed_layout(0), 1024), Err(LayoutError::MachineIdOutOfRange { .. })));
+        assert!(matches!(Generator::new(seed_layout(0), -1), Err(LayoutError::MachineIdUnset { .. })));
     }
 
     #[test]
@@ -487,7 +501,11 @@ mod tests {
         let id = g.next_id(&state, &mut host, WAIT_1S).unwrap();
         assert_eq!(host.marks, vec![EPOCH_2025 + 6_000, EPOCH_2025 + 7_001]);
         assert_eq!(g.layout().decode(id).unwrap().unix_ms, EPOCH_2025 + 6_001);
-        assert_eq!((state.stats().mark_writes, state.stats().mark_waits), (2, 2), "no worker here: each write was waited for");
+        assert_eq!(
+            (state.stats().mark_writes, state.stats().mark_waits),
+            (2, 2),
+            "no worker here: each write was waited for"
+        );
     }
 
     #[test]
@@ -506,7 +524,7 @@ mod tests {
     fn a_restart_continues_above_the_mark() {
         let g = generator(0, 1);
         let mark_ms = EPOCH_2025 + 10_000;
-        let state = Shared::starting_at(Some((10_000, mark_ms)), 12, 0);
+        let state = SharedState::starting_at(Some((10_000, mark_ms)), 12, 0);
         // A normal restart: the clock is less than a lease behind the mark.
         let mut host = FakeHost::at(mark_ms - 300);
         let id = g.next_id(&state, &mut host, WAIT_1S).unwrap();
@@ -519,10 +537,12 @@ mod tests {
     fn a_restart_with_the_clock_an_hour_back_refuses() {
         let g = generator(0, 1);
         let mark_ms = EPOCH_2025 + 7_200_000;
-        let state = Shared::starting_at(Some((7_200_000, mark_ms)), 12, 0);
+        let state = SharedState::starting_at(Some((7_200_000, mark_ms)), 12, 0);
         let mut host = FakeHost::at(mark_ms - 3_600_000);
         match g.next_id(&state, &mut host, WAIT_1S) {
-            Err(Error::ClockBehind { behind_ms, .. }) => assert!((3_598_990..=3_600_000).contains(&behind_ms), "{behind_ms}"),
+            Err(Error::ClockBehind { behind_ms, .. }) => {
+                assert!((3_598_990..=3_600_000).contains(&behind_ms), "{behind_ms}")
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(state.stats().clock_rollbacks, 1);
@@ -631,14 +651,14 @@ mod tests {
         let final_ms = lease::final_mark(&state, g.layout()).unwrap();
         assert_eq!(final_ms, EPOCH_2025 + 5_002, "the start of the last tick issued on");
         // Started again from that mark 1 ms later: the first id comes at once and is above all.
-        let restarted = Shared::starting_at(Some((g.layout().tick_of_time(final_ms).unwrap(), final_ms)), 12, 0);
+        let restarted = SharedState::starting_at(Some((g.layout().tick_of_time(final_ms).unwrap(), final_ms)), 12, 0);
         assert_eq!(lease::final_mark(&restarted, g.layout()), None, "nothing issued since: already that low");
         host.advance_us(1_000);
         let (spins, slept) = (host.spins, host.slept_ms);
         assert!(g.next_id(&restarted, &mut host, WAIT_1S).unwrap() > last);
         assert_eq!((host.spins, host.slept_ms), (spins, slept), "no wait");
         // From the lease mark instead (a crash), the same start would wait out the lease.
-        let crashed = Shared::starting_at(Some((6_000, EPOCH_2025 + 6_000)), 12, 0);
+        let crashed = SharedState::starting_at(Some((6_000, EPOCH_2025 + 6_000)), 12, 0);
         g.next_id(&crashed, &mut host, WAIT_1S).unwrap();
         assert!(host.slept_ms > slept + 900);
         // A mark that could not be read is never touched.
@@ -667,7 +687,7 @@ mod tests {
                 }
                 if restart > 0 {
                     let mark = host.marks.last().map(|&ms| (g.layout().tick_of_time(ms).unwrap(), ms));
-                    state = Shared::starting_at(mark, 12, 0);
+                    state = SharedState::starting_at(mark, 12, 0);
                 }
                 host.step_wall_ms(step_ms);
                 for _ in 0..burst {
@@ -712,7 +732,7 @@ mod tests {
     #[test]
     fn concurrent_threads_get_unique_increasing_ids() {
         struct SharedClock(Arc<AtomicI64>, Arc<AtomicU64>);
-        impl Host for SharedClock {
+        impl Clock for SharedClock {
             fn now_ms(&mut self) -> i64 {
                 EPOCH_2025 + self.0.fetch_add(1, Ordering::Relaxed) / 3000
             }
@@ -722,15 +742,21 @@ mod tests {
             fn monotonic_us(&mut self) -> u64 {
                 self.0.load(Ordering::Relaxed) as u64
             }
+        }
+        impl Waiter for SharedClock {
             fn spin(&mut self) {
                 std::hint::spin_loop();
             }
             fn sleep_ms(&mut self, _: u64) {
                 std::thread::yield_now();
             }
+        }
+        impl MarkStore for SharedClock {
             fn persist_mark(&mut self, _: i64) -> Result<(), String> {
                 Ok(())
             }
+        }
+        impl Events for SharedClock {
             fn clock_went_back(&mut self, _: i64) {
                 self.1.fetch_add(1, Ordering::Relaxed);
             }

@@ -1,10 +1,11 @@
-//! The generator's view of the world inside a backend: the system clock (read through the vDSO, no
-//! system call), pauses that PostgreSQL can cancel (Ctrl-C, statement_timeout, shutdown), the mark
-//! file in the data directory, and the server log.
+//! The core's view of the world inside a PostgreSQL process: the system clock (read through the
+//! vDSO, no system call), pauses that PostgreSQL can cancel (Ctrl-C, statement_timeout, shutdown),
+//! the mark file in the data directory, and the server log.
 
-use crate::generator::Host;
-use crate::shared::Shared;
-use crate::{counters, mark};
+use super::{process_counters, settings};
+use pg_snowflake_core::host::{Clock, Events, MarkStore, Waiter};
+use pg_snowflake_core::mark_file;
+use pg_snowflake_core::state::SharedState;
 use pgrx::pg_sys;
 use std::ffi::CStr;
 use std::path::PathBuf;
@@ -34,13 +35,13 @@ fn wall_clock() -> libc::timespec {
 #[inline]
 pub fn wall_clock_ms() -> i64 {
     let ts = wall_clock();
-    ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000 + crate::gucs::fault_clock_offset_ms()
+    ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000 + settings::fault_clock_offset_ms()
 }
 
 /// The same clock in microseconds.
 pub fn wall_clock_us() -> i64 {
     let ts = wall_clock();
-    ts.tv_sec * 1_000_000 + ts.tv_nsec / 1000 + crate::gucs::fault_clock_offset_ms() * 1000
+    ts.tv_sec * 1_000_000 + ts.tv_nsec / 1000 + settings::fault_clock_offset_ms() * 1000
 }
 
 /// The data directory; PostgreSQL processes also run in it.
@@ -53,7 +54,7 @@ pub fn data_dir() -> PathBuf {
 
 pub struct PgHost;
 
-impl Host for PgHost {
+impl Clock for PgHost {
     #[inline]
     fn now_ms(&mut self) -> i64 {
         wall_clock_ms()
@@ -66,7 +67,9 @@ impl Host for PgHost {
     fn monotonic_us(&mut self) -> u64 {
         BASE.get_or_init(Instant::now).elapsed().as_micros() as u64
     }
+}
 
+impl Waiter for PgHost {
     fn spin(&mut self) {
         std::hint::spin_loop();
         pgrx::check_for_interrupts!();
@@ -86,14 +89,18 @@ impl Host for PgHost {
         }
         pgrx::check_for_interrupts!();
     }
+}
 
+impl MarkStore for PgHost {
     fn persist_mark(&mut self, unix_ms: i64) -> Result<(), String> {
-        mark::write(&data_dir(), unix_ms).map_err(|e| e.to_string())
+        mark_file::write(&data_dir(), unix_ms).map_err(|e| e.to_string())
     }
+}
 
+impl Events for PgHost {
     #[inline]
-    fn count_issued(&mut self, shared: &Shared) {
-        counters::count_one(shared);
+    fn count_issued(&mut self, shared: &SharedState) {
+        process_counters::count_one(shared);
     }
 
     fn clock_went_back(&mut self, behind_ms: i64) {

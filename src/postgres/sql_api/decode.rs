@@ -2,35 +2,44 @@
 //! system's, and one extractor per field. STABLE: see the module note in `mod.rs`; the preset
 //! form is STABLE too, since one of its layouts is the server's.
 
-use super::{new_row, raise, to_timestamptz};
-use crate::error::Error;
-use crate::layout::Parts;
-use crate::{presets, startup};
+use super::super::server_config;
+use super::{fill_row, new_row, raise, to_timestamptz};
+use pg_snowflake_core::{presets, Error, LayoutError, Parts};
 use pgrx::prelude::*;
 
 fn server_parts(id: i64) -> Result<Parts, Error> {
-    startup::layout()?.decode(id)
+    Ok(server_config::layout()?.decode(id)?)
 }
 
 fn timestamp(id: i64, parts: &Parts) -> Result<TimestampWithTimeZone, Error> {
     match to_timestamptz(parts.unix_ms) {
         Some(ts) => Ok(ts),
-        None => Err(Error::TimeOutOfRange { id }),
+        None => Err(LayoutError::TimeOutOfRange { id }.into()),
     }
 }
 
-fn parts_row(fcinfo: pg_sys::FunctionCallInfo, id: i64, parts: Result<Parts, Error>) -> pgrx::composite_type!('static, "snowflake_parts") {
+fn preset_parts(id: i64, name: &str) -> Result<Parts, Error> {
+    let preset = presets::find(name).ok_or_else(|| Error::UnknownPreset { name: name.to_string() })?;
+    Ok(preset.decode(id)?)
+}
+
+fn parts_row(
+    fcinfo: pg_sys::FunctionCallInfo,
+    id: i64,
+    parts: Result<Parts, Error>,
+) -> pgrx::composite_type!('static, "snowflake_parts") {
     let parts = raise(parts);
     let ts = raise(timestamp(id, &parts));
     let mut row = new_row(fcinfo, "snowflake_parts");
     // Fields are at most 24 bits wide (16 for presets), so they fit an integer.
-    for result in [
-        row.set_by_name("ts", ts),
-        row.set_by_name("machine_id", parts.machine_id as i32),
-        row.set_by_name("sequence", parts.sequence as i32),
-    ] {
-        result.unwrap_or_else(|e| error!("type snowflake_parts has changed: {e}"));
-    }
+    fill_row(
+        "snowflake_parts",
+        [
+            row.set_by_name("ts", ts),
+            row.set_by_name("machine_id", parts.machine_id as i32),
+            row.set_by_name("sequence", parts.sequence as i32),
+        ],
+    );
     row
 }
 
@@ -41,11 +50,15 @@ fn snowflake_decode(id: i64, fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composit
 
 /// `layout`: twitter, discord, instagram, sonyflake, or server (this server's own).
 #[pg_extern(stable, parallel_safe, strict, name = "snowflake_decode")]
-fn snowflake_decode_as(id: i64, layout: &str, fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('static, "snowflake_parts") {
+fn snowflake_decode_as(
+    id: i64,
+    layout: &str,
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pgrx::composite_type!('static, "snowflake_parts") {
     if layout.trim().eq_ignore_ascii_case(presets::SERVER) {
         return parts_row(fcinfo, id, server_parts(id));
     }
-    parts_row(fcinfo, id, presets::find(layout).and_then(|p| p.decode(id)))
+    parts_row(fcinfo, id, preset_parts(id, layout))
 }
 
 #[pg_extern(stable, parallel_safe, strict)]

@@ -3,12 +3,9 @@
 //! setting. A layout that cannot work is reported in the server log at start, and every call that
 //! needs it fails with the same error.
 
-use crate::error::Error;
-use crate::generator::Generator;
-use crate::layout::Layout;
-use crate::{gucs, pg_host};
-use pgrx::pg_sys::panic::ErrorReport;
-use pgrx::prelude::*;
+use super::{errors, host, settings};
+use pg_snowflake_core::generator::Generator;
+use pg_snowflake_core::{Error, Layout};
 use std::sync::OnceLock;
 
 struct Config {
@@ -20,27 +17,14 @@ static CONFIG: OnceLock<Config> = OnceLock::new();
 
 /// Reads and checks the settings. Called from `_PG_init` in the postmaster only.
 pub fn configure() {
-    let raw = gucs::define();
-    let layout = gucs::layout(&raw);
-    let generator = layout
-        .clone()
-        .and_then(|l| gucs::machine_id(&raw).and_then(|m| Generator::new(l, m)));
-    let verdict = generator
-        .clone()
-        .and_then(|g| g.layout().check_clock(pg_host::wall_clock_ms()).map(|()| g));
+    let raw = settings::define();
+    let layout = settings::layout(&raw);
+    let generator = layout.clone().and_then(|l| settings::machine_id(&raw).and_then(|m| Ok(Generator::new(l, m)?)));
+    let verdict =
+        generator.clone().and_then(|g| g.layout().check_clock(host::wall_clock_ms()).map(|()| g).map_err(Error::from));
     match verdict {
-        Ok(g) => pgrx::log!(
-            "pg_snowflake: machine id {}, layout {}",
-            g.machine_id(),
-            g.layout().describe()
-        ),
-        Err(e) => ErrorReport::new(
-            e.sqlstate(),
-            format!("pg_snowflake cannot generate ids: {}", e.message()),
-            "pg_snowflake startup",
-        )
-        .set_hint(e.hint())
-        .report(PgLogLevel::WARNING),
+        Ok(g) => pgrx::log!("pg_snowflake: machine id {}, layout {}", g.machine_id(), g.layout().describe()),
+        Err(e) => errors::warn_at_start(&e),
     }
     let _ = CONFIG.set(Config { layout, generator });
 }

@@ -5,9 +5,9 @@
 //! under the old mark, or wait briefly for the new one.
 
 use crate::error::Error;
-use crate::generator::Host;
+use crate::host::MarkStore;
 use crate::layout::Layout;
-use crate::shared::Shared;
+use crate::state::SharedState;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 /// How far ahead of the clock a new mark is written.
@@ -17,7 +17,7 @@ pub const RENEW_BELOW_MS: i64 = 600;
 
 /// Writes a new mark a lease ahead of `now_ms`, durably, then publishes it. `Ok(false)`: another
 /// process is writing one; pause and look again.
-pub fn cover<H: Host>(shared: &Shared, layout: &Layout, now_ms: i64, host: &mut H) -> Result<bool, Error> {
+pub fn cover<M: MarkStore>(shared: &SharedState, layout: &Layout, now_ms: i64, store: &mut M) -> Result<bool, Error> {
     let mark = &shared.mark;
     if mark.unreadable.load(Relaxed) {
         return Err(Error::MarkUnreadable);
@@ -31,7 +31,7 @@ pub fn cover<H: Host>(shared: &Shared, layout: &Layout, now_ms: i64, host: &mut 
         mark.writing.store(false, Release);
         return Ok(true);
     }
-    let written = host.persist_mark(new_ms);
+    let written = store.persist_mark(new_ms);
     if written.is_ok() {
         mark.unix_ms.store(new_ms, Relaxed);
         let tick = layout.tick_of_time(new_ms).unwrap_or(layout.max_tick());
@@ -47,7 +47,7 @@ pub fn cover<H: Host>(shared: &Shared, layout: &Layout, now_ms: i64, host: &mut 
 /// above it, and the next start need not wait out the rest of the lease (up to [`LEASE_MS`]) before
 /// its first id. `None`: nothing to lower (no id issued, or the mark is already that low) or the
 /// mark could not be read at start (then the file is left as it is).
-pub fn final_mark(shared: &Shared, layout: &Layout) -> Option<i64> {
+pub fn final_mark(shared: &SharedState, layout: &Layout) -> Option<i64> {
     if shared.mark.unreadable.load(Relaxed) {
         return None;
     }
@@ -57,12 +57,17 @@ pub fn final_mark(shared: &Shared, layout: &Layout) -> Option<i64> {
 
 /// The worker's periodic check: renew the mark if ids were issued within the last lease and less
 /// than [`RENEW_BELOW_MS`] of it is left. An idle server writes nothing.
-pub fn renew_if_due<H: Host>(shared: &Shared, layout: &Layout, now_ms: i64, host: &mut H) -> Result<bool, Error> {
+pub fn renew_if_due<M: MarkStore>(
+    shared: &SharedState,
+    layout: &Layout,
+    now_ms: i64,
+    store: &mut M,
+) -> Result<bool, Error> {
     let mark_ms = shared.mark.unix_ms.load(Relaxed);
     let Some(last_ms) = shared.last_issued_ms(layout) else { return Ok(false) };
     let active = last_ms >= now_ms - LEASE_MS;
     if !active || mark_ms - now_ms >= RENEW_BELOW_MS || shared.mark.unreadable.load(Relaxed) {
         return Ok(false);
     }
-    cover(shared, layout, now_ms, host)
+    cover(shared, layout, now_ms, store)
 }

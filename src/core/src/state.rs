@@ -1,6 +1,6 @@
 //! What every backend shares, as pure Rust: the generator's state word, the durable high-water
-//! mark and the statistics. `shmem` places one of these in PostgreSQL's shared memory; the tests
-//! use a plain one. Fields written on every id sit on their own cache line, away from the ones
+//! mark and the statistics. The PostgreSQL shell places one of these in shared memory
+//! (`src/postgres/shared_memory.rs`); the tests use a plain one. Fields written on every id sit on their own cache line, away from the ones
 //! read on every new tick and from the statistics written only on slow paths.
 
 use crate::layout::Layout;
@@ -12,7 +12,8 @@ pub struct Hot {
     /// `last_tick << sequence_bits | last_sequence`; see `generator`.
     pub state: AtomicU64,
     /// Ids issued since the statistics were reset by processes without a counter of their own
-    /// (PostgreSQL's backends count in `counters`, on lines of their own; the tests count here).
+    /// (PostgreSQL's backends count in `process_counters`, on lines of their own; the tests count
+    /// here).
     pub issued: AtomicU64,
 }
 
@@ -55,7 +56,7 @@ pub struct Stats {
 }
 
 #[repr(C)]
-pub struct Shared {
+pub struct SharedState {
     pub hot: Hot,
     pub mark: Mark,
     pub stats: Stats,
@@ -74,16 +75,16 @@ pub struct StatsSnapshot {
     pub reset_unix_ms: i64,
 }
 
-impl Shared {
+impl SharedState {
     /// The shared state of a server that starts with `mark`, the mark read from disk as (tick,
     /// milliseconds since 1970), if any: its first id must carry a later tick. The mark's tick is
     /// taken as used up, so that no id is issued on it.
-    pub fn starting_at(mark: Option<(i64, i64)>, sequence_bits: u32, now_unix_ms: i64) -> Shared {
+    pub fn starting_at(mark: Option<(i64, i64)>, sequence_bits: u32, now_unix_ms: i64) -> SharedState {
         let (state, tick, unix_ms) = match mark {
             Some((t, ms)) if t >= 0 => (((t as u64) << sequence_bits) | ((1_u64 << sequence_bits) - 1), t, ms),
             _ => (0, -1, -1),
         };
-        Shared {
+        SharedState {
             hot: Hot { state: AtomicU64::new(state), issued: AtomicU64::new(0) },
             mark: Mark {
                 tick: AtomicI64::new(tick),
@@ -148,23 +149,23 @@ mod tests {
 
     #[test]
     fn a_restart_above_a_mark_starts_with_that_tick_used_up() {
-        let s = Shared::starting_at(Some((1000, 1234)), 12, 0);
+        let s = SharedState::starting_at(Some((1000, 1234)), 12, 0);
         assert_eq!(s.hot.state.load(Relaxed), (1000 << 12) | 4095);
         assert_eq!((s.mark.tick.load(Relaxed), s.mark.unix_ms.load(Relaxed)), (1000, 1234));
-        let fresh = Shared::starting_at(None, 12, 0);
+        let fresh = SharedState::starting_at(None, 12, 0);
         assert_eq!((fresh.hot.state.load(Relaxed), fresh.mark.tick.load(Relaxed)), (0, -1));
     }
 
     #[test]
     fn hot_fields_have_a_cache_line_of_their_own() {
         assert_eq!(std::mem::align_of::<Hot>(), 64);
-        assert_eq!(std::mem::offset_of!(Shared, mark) % 64, 0);
-        assert!(std::mem::offset_of!(Shared, mark) >= 64);
+        assert_eq!(std::mem::offset_of!(SharedState, mark) % 64, 0);
+        assert!(std::mem::offset_of!(SharedState, mark) >= 64);
     }
 
     #[test]
     fn reset_zeroes_the_counters_only() {
-        let s = Shared::starting_at(Some((5, 5)), 12, 0);
+        let s = SharedState::starting_at(Some((5, 5)), 12, 0);
         s.hot.issued.store(9, Relaxed);
         s.stats.clock_rollbacks.store(2, Relaxed);
         s.reset_stats(77, 0);
@@ -174,7 +175,7 @@ mod tests {
 
     #[test]
     fn ids_counted_by_the_processes_add_up_from_the_last_reset() {
-        let s = Shared::starting_at(None, 12, 0);
+        let s = SharedState::starting_at(None, 12, 0);
         s.hot.issued.store(3, Relaxed);
         assert_eq!(s.stats_with(40).issued, 43);
         s.reset_stats(1, 40);

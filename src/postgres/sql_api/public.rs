@@ -1,10 +1,10 @@
 //! Public ids: `snowflake_to_public()`, `snowflake_from_public()`, `snowflake_try_from_public()`.
 //! STABLE: the answer depends on snowflake.public_key, a setting.
 
+use super::super::{server_config, settings};
 use super::raise;
-use crate::error::Error;
-use crate::public_id::{self, PublicKey};
-use crate::{gucs, startup};
+use pg_snowflake_core::public_id::{self, PublicKey};
+use pg_snowflake_core::Error;
 use pgrx::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -27,8 +27,8 @@ fn parse(setting: &'static str, text: &[u8]) -> Result<PublicKey, Error> {
 }
 
 fn keys() -> Result<Rc<Keys>, Error> {
-    startup::layout()?; // the settings exist only when the library is preloaded
-    let (current, previous) = gucs::public_keys();
+    server_config::layout()?; // the settings exist only when the library is preloaded
+    let (current, previous) = settings::public_keys();
     if let Some(keys) = KEYS.with_borrow(|k| k.clone()) {
         if keys.text.0.as_deref() == current && keys.text.1.as_deref() == previous {
             return Ok(keys);

@@ -10,21 +10,22 @@ mod tests {
     /// The SQLSTATE, message and hint of the error `query` raises, or ("none", "", "").
     fn error_of(query: &str) -> (String, String, String) {
         if Spi::get_one::<bool>("SELECT to_regprocedure('pg_temp.error_of(text)') IS NULL").unwrap().unwrap() {
-            Spi::run(
-                "CREATE FUNCTION pg_temp.error_of(q text, OUT state text, OUT message text, OUT hint text)
-                 LANGUAGE plpgsql AS $$
-                 BEGIN
-                     EXECUTE q;
-                     state := 'none'; message := ''; hint := '';
-                 EXCEPTION WHEN others THEN
-                     GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
-                 END $$",
-            )
-            .unwrap();
+            // The scenarios' definition (pgrx-tests/include/error_of.sql), without its psql
+            // commands, in this session's temporary schema.
+            let sql: String = include_str!("../../pgrx-tests/include/error_of.sql")
+                .lines()
+                .filter(|line| !line.starts_with('\\'))
+                .collect::<Vec<_>>()
+                .join("\n")
+                .replace("CREATE FUNCTION error_of(", "CREATE FUNCTION pg_temp.error_of(");
+            Spi::run(&sql).unwrap();
         }
-        Spi::get_three_with_args::<String, String, String>("SELECT * FROM pg_temp.error_of($1)", &[query.into()])
-            .map(|(a, b, c)| (a.unwrap(), b.unwrap(), c.unwrap()))
-            .unwrap()
+        Spi::get_three_with_args::<String, String, String>(
+            "SELECT state, coalesce(message, ''), coalesce(hint, '') FROM pg_temp.error_of($1)",
+            &[query.into()],
+        )
+        .map(|(a, b, c)| (a.unwrap(), b.unwrap(), c.unwrap()))
+        .unwrap()
     }
 
     fn count(query: &str) -> i64 {
@@ -36,9 +37,8 @@ mod tests {
         Spi::run("CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int NOT NULL)").unwrap();
         Spi::run("INSERT INTO orders(n) SELECT g FROM generate_series(1, 100000) g").unwrap();
         assert_eq!(count("SELECT count(DISTINCT id) FROM orders"), 100_000);
-        let out_of_order = count(
-            "SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM orders) s WHERE id <= prev",
-        );
+        let out_of_order =
+            count("SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM orders) s WHERE id <= prev");
         assert_eq!(out_of_order, 0, "ids must increase in the order rows were inserted");
         // Every id carries this server's machine id and a time within the statement.
         assert_eq!(count("SELECT count(*) FROM orders WHERE (snowflake_decode(id)).machine_id <> 7"), 0);
@@ -101,7 +101,9 @@ mod tests {
         assert_eq!(props("snowflake_nextval()"), ("v".into(), "s".into(), true));
         assert_eq!(props("snowflake_decode(bigint)"), ("s".into(), "s".into(), true));
         assert_eq!(
-            Spi::get_one::<String>("SELECT pg_get_function_result('snowflake_decode(bigint)'::regprocedure)").unwrap().unwrap(),
+            Spi::get_one::<String>("SELECT pg_get_function_result('snowflake_decode(bigint)'::regprocedure)")
+                .unwrap()
+                .unwrap(),
             "snowflake_parts"
         );
     }
@@ -191,7 +193,10 @@ mod tests {
         assert!(!plan.contains("Seq Scan"), "{plan}");
         // The bound is exact: the range holds exactly the rows whose time is at or after it.
         assert_eq!(count(&format!("SELECT count(*) FROM ({query}) s")), 20_001);
-        assert_eq!(count("SELECT count(*) FROM events WHERE snowflake_timestamp(id) >= '2026-01-01 00:03:00+00'"), 20_001);
+        assert_eq!(
+            count("SELECT count(*) FROM events WHERE snowflake_timestamp(id) >= '2026-01-01 00:03:00+00'"),
+            20_001
+        );
     }
 
     #[pg_test]
@@ -239,14 +244,19 @@ mod tests {
     fn decode_knows_other_systems_layouts() {
         // Discord's documented example: created 2016-04-30 11:18:25.796 UTC, worker 1, process 0, increment 7.
         assert_eq!(
-            text("SELECT (d.ts, d.machine_id, d.sequence)::text FROM snowflake_decode(175928847299117063, 'discord') d"),
+            text(
+                "SELECT (d.ts, d.machine_id, d.sequence)::text FROM snowflake_decode(175928847299117063, 'discord') d"
+            ),
             "(\"2016-04-30 11:18:25.796+00\",32,7)"
         );
         assert_eq!(count("SELECT count(*) FROM snowflake_decode(123456789, 'SERVER') s, snowflake_decode(123456789) d WHERE s = d"), 1);
         assert_eq!(text("SELECT (snowflake_decode(1 << 24, 'sonyflake')).ts::text"), "2014-09-01 00:00:00.01+00");
         let (state, message, hint) = error_of("SELECT snowflake_decode(1, 'uuid')");
         assert_eq!(state, "22023");
-        assert_eq!(message, "unknown snowflake layout \"uuid\"; known layouts: twitter, discord, instagram, sonyflake, server");
+        assert_eq!(
+            message,
+            "unknown snowflake layout \"uuid\"; known layouts: twitter, discord, instagram, sonyflake, server"
+        );
         assert!(hint.contains("'server'"));
         assert_eq!(error_of("SELECT snowflake_decode(-1, 'twitter')").1, "snowflake id -1 is negative");
     }
@@ -325,7 +335,10 @@ mod tests {
         Spi::run(&format!("SET snowflake.public_key = '{secret}'")).unwrap();
         let (state, message, _) = error_of("SELECT snowflake_to_public(1)");
         assert_eq!(state, "22023");
-        assert_eq!(message, "snowflake.public_key is not 32 or 64 hexadecimal characters (a 128- or 256-bit key); it has 31 characters");
+        assert_eq!(
+            message,
+            "snowflake.public_key is not 32 or 64 hexadecimal characters (a 128- or 256-bit key); it has 31 characters"
+        );
         assert!(!message.contains(secret));
         Spi::run("CREATE ROLE snowflake_reader; SET ROLE snowflake_reader").unwrap();
         assert_eq!(error_of("SHOW snowflake.public_key").0, "42501");
@@ -349,7 +362,10 @@ mod tests {
         let (state, message, _) = error_of("SELECT snowflake_from_public('squg3pzlbqo6m356ttzatppckj')");
         assert_eq!(state, "22P02");
         assert!(message.starts_with("invalid snowflake public id \"squg3pzlbqo6m356ttzatppckj\""), "{message}");
-        assert_eq!(Spi::get_one::<i64>("SELECT snowflake_try_from_public('squg3pzlbqo6m356ttzatppckj')").unwrap(), None);
+        assert_eq!(
+            Spi::get_one::<i64>("SELECT snowflake_try_from_public('squg3pzlbqo6m356ttzatppckj')").unwrap(),
+            None
+        );
         assert_eq!(Spi::get_one::<i64>("SELECT snowflake_try_from_public('not a token')").unwrap(), None);
         assert_eq!(error_of("SELECT snowflake_to_public(-1)").0, "22023");
     }

@@ -1,12 +1,12 @@
 //! `snowflake_layout()`: the running layout as one row. STABLE: see the module note in `mod.rs`.
 
-use super::{new_row, raise, to_timestamptz_or_infinity};
-use crate::startup;
+use super::super::server_config;
+use super::{fill_row, new_row, raise, to_timestamptz_or_infinity};
 use pgrx::prelude::*;
 
 #[pg_extern(stable, parallel_safe)]
 fn snowflake_layout(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('static, "snowflake_layout") {
-    let layout = raise(startup::layout());
+    let layout = raise(server_config::layout());
     let per_tick = layout.max_sequence() + 1;
     let mut row = new_row(fcinfo, "snowflake_layout");
     let results = [
@@ -20,8 +20,6 @@ fn snowflake_layout(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('
         row.set_by_name("ids_per_second", per_tick * 1000 / layout.tick_ms()),
         row.set_by_name("timestamp_field_ends", to_timestamptz_or_infinity(layout.end_unix_ms())),
     ];
-    for result in results {
-        result.unwrap_or_else(|e| error!("type snowflake_layout has changed: {e}"));
-    }
+    fill_row("snowflake_layout", results);
     row
 }

@@ -1,9 +1,9 @@
 //! The `snowflake.*` settings. The layout and the machine id are PGC_POSTMASTER, so every backend
-//! agrees on them and they are read once, at server start ([`crate::startup`]); only
+//! agrees on them and they are read once, at server start ([`super::server_config`]); only
 //! `snowflake.max_clock_wait` can change by reload.
 
-use crate::error::Error;
-use crate::layout::Layout;
+use pg_snowflake_core::calendar::parse_timestamptz;
+use pg_snowflake_core::{Error, Layout};
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::pg_sys;
 use std::ffi::{CStr, CString};
@@ -108,8 +108,16 @@ pub fn define() -> RawSettings {
     );
     // Secrets: set by superusers only, shown to superusers only, never echoed in a message.
     for (name, short, setting) in [
-        (c"snowflake.public_key", c"The key of public ids: 32 or 64 hexadecimal characters (AES-128 or AES-256).", &PUBLIC_KEY),
-        (c"snowflake.public_key_previous", c"During a key rotation, the previous key: its public ids still decode.", &PUBLIC_KEY_PREVIOUS),
+        (
+            c"snowflake.public_key",
+            c"The key of public ids: 32 or 64 hexadecimal characters (AES-128 or AES-256).",
+            &PUBLIC_KEY,
+        ),
+        (
+            c"snowflake.public_key_previous",
+            c"During a key rotation, the previous key: its public ids still decode.",
+            &PUBLIC_KEY_PREVIOUS,
+        ),
     ] {
         GucRegistry::define_string_guc(
             name,
@@ -171,8 +179,8 @@ pub fn layout(raw: &RawSettings) -> Result<Layout, Error> {
     let sequence_bits = accepted("snowflake.sequence_bits", &raw.sequence_bits, SEQUENCE_BITS.get())?;
     let tick_ms = accepted("snowflake.time_unit", &raw.time_unit, TIME_UNIT.get())?;
     let text = EPOCH.get().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
-    let epoch_ms = crate::civil::parse_timestamptz(&text).map_err(|reason| Error::EpochUnparsable { text, reason })?;
-    Layout::new(epoch_ms, tick_ms, machine_bits as u32, sequence_bits as u32)
+    let epoch_ms = parse_timestamptz(&text).map_err(|reason| Error::EpochUnparsable { text, reason })?;
+    Ok(Layout::new(epoch_ms, tick_ms, machine_bits as u32, sequence_bits as u32)?)
 }
 
 pub fn machine_id(raw: &RawSettings) -> Result<i64, Error> {

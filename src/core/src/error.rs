@@ -1,0 +1,243 @@
+//! Every error a user can meet, as plain data (which setting or value, and why), with the message
+//! naming it and a hint saying what to do. The wording lives here so that it is unit-tested
+//! without PostgreSQL; the PostgreSQL shell adds the SQLSTATE (`src/postgres/errors.rs`).
+
+use crate::calendar::format_utc;
+use crate::layout::{LayoutError, MAX_FIELD_BITS, MAX_TICK_MS, MIN_FIELD_BITS, MIN_TIMESTAMP_BITS};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The layout cannot work, or a value has no place in it.
+    Layout(LayoutError),
+    /// The library was loaded by a backend, not by `shared_preload_libraries`.
+    NotPreloaded,
+    /// PostgreSQL refused the text of an integer setting and would have kept the default.
+    SettingNotAccepted {
+        setting: &'static str,
+        text: String,
+    },
+    EpochUnparsable {
+        text: String,
+        reason: String,
+    },
+    UnknownPreset {
+        name: String,
+    },
+    /// The high-water mark file could not be read when shared memory was set up.
+    MarkUnreadable,
+    /// A new high-water mark could not be written.
+    MarkWrite {
+        reason: String,
+    },
+    PublicKeyUnset,
+    /// The key setting is not 32 or 64 hexadecimal characters (its text is never repeated).
+    PublicKeyInvalid {
+        setting: &'static str,
+        length: usize,
+    },
+    InvalidPublicId {
+        token: String,
+        reason: &'static str,
+    },
+    /// The clock is behind the last issued tick, whose sequence is used up, and did not catch up
+    /// within `snowflake.max_clock_wait`.
+    ClockBehind {
+        behind_ms: i64,
+        waited_ms: i64,
+    },
+    HotStandby,
+}
+
+impl From<LayoutError> for Error {
+    fn from(e: LayoutError) -> Error {
+        Error::Layout(e)
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl Error {
+    pub fn message(&self) -> String {
+        match self {
+            Error::NotPreloaded => {
+                "pg_snowflake is not loaded through shared_preload_libraries".into()
+            }
+            Error::SettingNotAccepted { setting, text } => {
+                format!("{setting} = {text:?} is not an integer; refusing to fall back to the default")
+            }
+            Error::EpochUnparsable { text, reason } => {
+                format!("snowflake.epoch {text:?} is not a timestamp with a UTC offset: {reason}")
+            }
+            Error::UnknownPreset { name } => format!(
+                "unknown snowflake layout {name:?}; known layouts: {}",
+                crate::presets::names().join(", ")
+            ),
+            Error::ClockBehind { behind_ms, waited_ms } => format!(
+                "the system clock is {behind_ms} ms behind the last snowflake id this server may have issued; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
+            ),
+            Error::MarkUnreadable => format!(
+                "the snowflake high-water mark file {:?} in the data directory could not be read",
+                crate::mark_file::FILE_NAME
+            ),
+            Error::PublicKeyUnset => "snowflake.public_key is not set".into(),
+            Error::PublicKeyInvalid { setting, length } => format!(
+                "{setting} is not 32 or 64 hexadecimal characters (a 128- or 256-bit key); it has {length} characters"
+            ),
+            Error::InvalidPublicId { token, reason } => format!("invalid snowflake public id {token:?}: {reason}"),
+            Error::MarkWrite { reason } => format!(
+                "could not write the snowflake high-water mark file {:?}: {reason}",
+                crate::mark_file::FILE_NAME
+            ),
+            Error::HotStandby => "cannot generate snowflake ids on a hot standby".into(),
+            Error::Layout(e) => e.message(),
+        }
+    }
+
+    pub fn hint(&self) -> String {
+        match self {
+            Error::NotPreloaded => "Add pg_snowflake to shared_preload_libraries in postgresql.conf, set snowflake.machine_id, and restart the server.".into(),
+            Error::SettingNotAccepted { .. } => "Write the setting as a plain integer (see the server log for why it was refused) and restart.".into(),
+            Error::EpochUnparsable { .. } => "Write the epoch as in 2025-01-01 00:00:00+00, with an explicit UTC offset, and restart.".into(),
+            Error::UnknownPreset { .. } => "Name one of the known layouts, or 'server' for this server's own.".into(),
+            Error::MarkUnreadable => "The server log says why. The file holds the time of the last id this server may have issued: restore it, or remove it and restart only if the clock is certainly later than every id issued.".into(),
+            Error::PublicKeyUnset => "Set snowflake.public_key to 32 or 64 random hexadecimal characters (for example from: openssl rand -hex 16) in postgresql.conf and reload. Keep it secret and keep it: tokens only decode with their key.".into(),
+            Error::PublicKeyInvalid { .. } => "Write the key as 32 or 64 hexadecimal characters (openssl rand -hex 16, or -hex 32) and reload.".into(),
+            Error::InvalidPublicId { .. } => "Public ids are 26 characters made by snowflake_to_public() with this server's key; snowflake_try_from_public() returns NULL instead of raising.".into(),
+            Error::MarkWrite { .. } => "Check the data directory's free space and permissions; ids resume as soon as the mark can be written.".into(),
+            Error::ClockBehind { .. } => "The clock was stepped backwards. Check the server's time synchronisation (run NTP in slew mode); to wait longer, raise snowflake.max_clock_wait and reload.".into(),
+            Error::HotStandby => "Generate ids on the primary. A standby carries the primary's machine id; give it its own before promoting it.".into(),
+            Error::Layout(e) => e.hint(),
+        }
+    }
+}
+
+impl LayoutError {
+    pub fn message(&self) -> String {
+        match self {
+            LayoutError::MachineIdUnset { .. } => "snowflake.machine_id is not set".into(),
+            LayoutError::MachineIdOutOfRange { machine_id, machine_bits } => format!(
+                "snowflake.machine_id {machine_id} does not fit in snowflake.machine_bits = {machine_bits} (0 to {})",
+                (1_i64 << machine_bits) - 1
+            ),
+            LayoutError::FieldWidth { setting, bits } => {
+                format!("{setting} = {bits} is out of range ({MIN_FIELD_BITS} to {MAX_FIELD_BITS})")
+            }
+            LayoutError::TooFewTimestampBits { machine_bits, sequence_bits } => format!(
+                "snowflake.machine_bits = {machine_bits} and snowflake.sequence_bits = {sequence_bits} leave {} timestamp bits, fewer than {MIN_TIMESTAMP_BITS}",
+                63 - (machine_bits + sequence_bits).min(63)
+            ),
+            LayoutError::EpochBefore1970 { epoch_ms } => {
+                format!("snowflake.epoch {} is before 1970-01-01 00:00:00+00", format_utc(*epoch_ms))
+            }
+            LayoutError::ClockBeforeEpoch { epoch_ms, now_ms } => format!(
+                "snowflake.epoch {} is in the future: the clock reads {}",
+                format_utc(*epoch_ms),
+                format_utc(*now_ms)
+            ),
+            LayoutError::TimestampExhausted { layout } => format!(
+                "the {}-bit timestamp field from snowflake.epoch {} ran out at {}",
+                layout.timestamp_bits(),
+                format_utc(layout.epoch_ms()),
+                format_utc(layout.end_unix_ms())
+            ),
+            LayoutError::TimeUnit { tick_ms } => {
+                format!("snowflake.time_unit = {tick_ms} is out of range (1 to {MAX_TICK_MS} milliseconds)")
+            }
+            LayoutError::TimeOutsideLayout { unix_ms, before: true, layout } => format!(
+                "time {} is before snowflake.epoch {}",
+                format_utc(*unix_ms),
+                format_utc(layout.epoch_ms())
+            ),
+            LayoutError::TimeOutsideLayout { unix_ms, before: false, layout } => format!(
+                "time {} is past the end of the {}-bit timestamp field, {}",
+                format_utc(*unix_ms),
+                layout.timestamp_bits(),
+                format_utc(layout.end_unix_ms())
+            ),
+            LayoutError::PartOutOfRange { part, value, max } => {
+                format!("{part} {value} is out of range (0 to {max})")
+            }
+            LayoutError::NegativeId { id } => format!("snowflake id {id} is negative"),
+            LayoutError::TimeOutOfRange { id } => {
+                format!("the time of snowflake id {id} is outside the range of timestamptz")
+            }
+        }
+    }
+
+    pub fn hint(&self) -> String {
+        match self {
+            LayoutError::MachineIdUnset { max } => format!(
+                "Set snowflake.machine_id (0 to {max}) in postgresql.conf, or with -c on the server's command line, to a value no other server uses, and restart. Derive it from something unique such as a StatefulSet ordinal; never copy it between servers."
+            ),
+            LayoutError::MachineIdOutOfRange { .. } => "Choose a machine id in range, or raise snowflake.machine_bits (every server must use the same layout), and restart.".into(),
+            LayoutError::FieldWidth { .. } | LayoutError::TooFewTimestampBits { .. } => format!(
+                "snowflake.machine_bits + snowflake.sequence_bits may total at most {}; the default 10 + 12 leaves 41 timestamp bits (69 years). Fix the settings and restart.",
+                63 - MIN_TIMESTAMP_BITS
+            ),
+            LayoutError::EpochBefore1970 { .. } => "Choose an epoch close to, and before, the first id you issue, and restart.".into(),
+            LayoutError::ClockBeforeEpoch { .. } => "Check the system clock; if it is right, choose an epoch in the past and restart.".into(),
+            LayoutError::TimestampExhausted { .. } => "Choose a later snowflake.epoch or give the timestamp more bits (fewer machine or sequence bits), and restart. Ids already issued under the old layout will not decode under the new one.".into(),
+            LayoutError::TimeUnit { .. } => "Set snowflake.time_unit to the length of one tick in milliseconds (1 by default, 10 for Sonyflake-like ticks) and restart.".into(),
+            LayoutError::TimeOutsideLayout { .. } => "Ids can only carry times from snowflake.epoch to the end of the timestamp field; see snowflake_layout().".into(),
+            LayoutError::PartOutOfRange { .. } => "Each field must fit its bits in the server's layout; see snowflake_layout().".into(),
+            LayoutError::NegativeId { .. } => "Snowflake ids are never negative: check where this value came from.".into(),
+            LayoutError::TimeOutOfRange { .. } => "The id was not made with this server's layout: check snowflake.epoch and the bit settings.".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Layout;
+
+    #[test]
+    fn messages_name_the_setting_or_value_at_fault() {
+        let cases: [(Error, &str); 7] = [
+            (LayoutError::MachineIdUnset { max: 1023 }.into(), "snowflake.machine_id"),
+            (LayoutError::MachineIdOutOfRange { machine_id: 128, machine_bits: 7 }.into(), "128"),
+            (
+                LayoutError::FieldWidth { setting: "snowflake.sequence_bits", bits: 30 }.into(),
+                "snowflake.sequence_bits = 30",
+            ),
+            (
+                LayoutError::TooFewTimestampBits { machine_bits: 20, sequence_bits: 20 }.into(),
+                "leave 23 timestamp bits",
+            ),
+            (
+                LayoutError::ClockBeforeEpoch { epoch_ms: 1_735_689_600_000, now_ms: 0 }.into(),
+                "snowflake.epoch 2025-01-01 00:00:00+00 is in the future",
+            ),
+            (LayoutError::NegativeId { id: -5 }.into(), "-5"),
+            (Error::ClockBehind { behind_ms: 5000, waited_ms: 1000 }, "5000 ms behind"),
+        ];
+        for (e, needle) in cases {
+            assert!(e.message().contains(needle), "{:?}: {}", e, e.message());
+            assert!(e.hint().ends_with('.'));
+        }
+        assert!(Error::from(LayoutError::MachineIdUnset { max: 1023 }).hint().contains("0 to 1023"));
+    }
+
+    #[test]
+    fn unknown_preset_names_list_the_known_ones() {
+        assert_eq!(
+            Error::UnknownPreset { name: "snowflake".into() }.message(),
+            "unknown snowflake layout \"snowflake\"; known layouts: twitter, discord, instagram, sonyflake, server"
+        );
+    }
+
+    #[test]
+    fn exhaustion_message_gives_the_date() {
+        let l = Layout::new(0, 1, 16, 9).unwrap();
+        assert_eq!(
+            Error::from(LayoutError::TimestampExhausted { layout: l }).message(),
+            "the 38-bit timestamp field from snowflake.epoch 1970-01-01 00:00:00+00 ran out at 1978-09-17 10:58:26.944+00"
+        );
+    }
+}

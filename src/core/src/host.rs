@@ -1,0 +1,47 @@
+//! What the generator needs from the world, split by what each part is for. The PostgreSQL shell
+//! implements them with the system clock, latch waits, the mark file and the server log; the
+//! tests with a fake clock. The lease protocol needs only a [`MarkStore`].
+
+use crate::state::SharedState;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// The clocks.
+pub trait Clock {
+    /// Wall-clock time in milliseconds since 1970-01-01 UTC.
+    fn now_ms(&mut self) -> i64;
+    /// The same clock in microseconds, for telling a clock step from two processors' readings a
+    /// moment apart.
+    fn now_us(&mut self) -> i64;
+    /// A clock that never goes backwards and reads the same in every process, in microseconds.
+    fn monotonic_us(&mut self) -> u64;
+}
+
+/// Pauses, in which the user may cancel.
+pub trait Waiter {
+    /// A short pause before re-reading the clock.
+    fn spin(&mut self);
+    /// A longer pause, when the clock is known to be at least this far behind.
+    fn sleep_ms(&mut self, ms: u64);
+}
+
+/// Where the high-water mark is made durable.
+pub trait MarkStore {
+    /// Makes `unix_ms` the durable high-water mark before returning.
+    fn persist_mark(&mut self, unix_ms: i64) -> Result<(), String>;
+}
+
+/// What the generator reports.
+pub trait Events {
+    /// A clock seen going backwards (already rate-limited).
+    fn clock_went_back(&mut self, behind_ms: i64);
+    /// Counts one id issued, for the statistics.
+    #[inline]
+    fn count_issued(&mut self, shared: &SharedState) {
+        shared.hot.issued.fetch_add(1, Relaxed);
+    }
+}
+
+/// Everything the generator needs, in one bound.
+pub trait Host: Clock + Waiter + MarkStore + Events {}
+
+impl<T: Clock + Waiter + MarkStore + Events> Host for T {}

@@ -1,0 +1,31 @@
+//! The core of pg_snowflake: everything that decides which id comes next, and nothing that knows
+//! PostgreSQL. It builds and tests without PostgreSQL (`cargo test -p pg_snowflake_core`); the
+//! PostgreSQL shell (`src/postgres/`) gives it a clock, a place for the mark and a way to wait.
+//!
+//! Modules, leaves first (each depends only on those above it):
+//! - [`calendar`]: UTC dates for the epoch setting and for messages;
+//! - [`layout`]: the bit layout of an id, as arithmetic, with its own errors;
+//! - [`presets`]: the layouts of other systems' ids;
+//! - [`mark_file`]: the durable high-water mark on disk;
+//! - [`error`]: every error a user can meet, as plain data with its message and hint;
+//! - [`public_id`]: keyed, reversible public ids;
+//! - [`state`]: what every process shares: the state word, the mark, the statistics;
+//! - [`host`]: what the generator needs from the world (clock, waits, mark store, events);
+//! - [`lease`]: the lease protocol that keeps the mark ahead of the ids;
+//! - [`generator`]: the state machine that issues ids.
+
+#![forbid(unsafe_code)]
+
+pub mod calendar;
+pub mod error;
+pub mod generator;
+pub mod host;
+pub mod layout;
+pub mod lease;
+pub mod mark_file;
+pub mod presets;
+pub mod public_id;
+pub mod state;
+
+pub use error::Error;
+pub use layout::{Layout, LayoutError, Parts};
