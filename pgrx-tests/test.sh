@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, set-up included (idempotent, quick when already set up), against every
-# supported PostgreSQL (14 to 18) or the ones named. For each version:
-#   1. `cargo pgrx test pgNN`: the pure-Rust unit and property tests, and the in-database tests on
-#      a cluster that preloads the library with snowflake.machine_id = 7;
+# supported PostgreSQL (14 to 18) or the ones named. First, once: the checks that need no
+# PostgreSQL (pgrx-tests/checks.sh: the core is pure, its unit and property tests, rustfmt, the
+# scenario runner). Then for each version:
+#   1. clippy with -D warnings, and `cargo pgrx test pgNN`: the in-database tests on a cluster that
+#      preloads the library with snowflake.machine_id = 7 (and the shell's few unit tests);
 #   2. the cluster scenarios of pgrx-tests/scenarios: each starts clusters configured for it
 #      (no preload, machine id unset, bad layouts, each seed layout, a hot standby, eight
 #      connections at once) and its output must match pgrx-tests/expected/NAME.out;
@@ -11,10 +13,10 @@
 #
 # Usage: bash pgrx-tests/test.sh [--pg 14,15|all] [--scenarios] [--accept] [--no-bench] [SCENARIO...]
 #   --pg LIST    PostgreSQL majors to test (default: $PG_VERSIONS, else all: 14 15 16 17 18)
-#   --scenarios  skip step 1
+#   --scenarios  skip the checks and step 1
 #   --accept     write each scenario's output as its new expected output (review the diff!)
 #   --no-bench   skip step 3
-#   SCENARIO     run only these scenarios, and skip steps 1 and 3
+#   SCENARIO     run only these scenarios, and skip the checks and steps 1 and 3
 set -euo pipefail
 # shellcheck source=pgrx-tests/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -67,8 +69,7 @@ run_scenario() {
       done
       ;;
     *.sh)
-      # shellcheck disable=SC1090
-      (set -euo pipefail; REPORT="$SCRATCH/$name.report"; . "$file") >"$actual" 2>&1 || echo "scenario exited with status $?" >>"$actual"
+      run_sh_scenario "$file" "$SCRATCH/$name.report" >"$actual" 2>&1 || echo "scenario exited with status $?" >>"$actual"
       stop_all_clusters
       ;;
   esac
@@ -93,10 +94,17 @@ run_scenario() {
 passed=0
 failed=0
 failed_units=()
+checks=skipped
+if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
+  if bash "$PROJECT_DIR/pgrx-tests/checks.sh"; then checks=ok; else checks=FAILED; fi
+fi
 for v in $VERSIONS; do
   use_pg "$v"
   if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
-    say "PostgreSQL $v: unit, property and in-database tests (cargo pgrx test pg$v)"
+    say "PostgreSQL $v: clippy -D warnings"
+    (cd "$PROJECT_DIR" && cargo clippy -q --workspace --all-targets --no-default-features --features "pg$v pg_test" -- -D warnings) \
+      || failed_units+=("clippy-pg$v")
+    say "PostgreSQL $v: in-database tests (cargo pgrx test pg$v)"
     pgdata="$SCRATCH/pgrx-test-data-$v"
     runas=()
     if [ "$(id -u)" = 0 ]; then
@@ -133,7 +141,8 @@ if [ ${#ONLY[@]} -eq 0 ] && [ -z "$NO_BENCH" ]; then
 fi
 
 echo "PostgreSQL versions tested: $VERSIONS"
-[ ${#failed_units[@]} -eq 0 ] || echo "cargo pgrx test failed on: ${failed_units[*]}"
+echo "checks without PostgreSQL (pgrx-tests/checks.sh): $checks"
+[ ${#failed_units[@]} -eq 0 ] || echo "clippy or cargo pgrx test failed on: ${failed_units[*]}"
 echo "scenarios: $passed passed, $failed failed"
 echo "benchmark (quick mode, figures not judged): $bench"
-[ "$failed" -eq 0 ] && [ ${#failed_units[@]} -eq 0 ] && [ "$bench" != FAILED ]
+[ "$failed" -eq 0 ] && [ ${#failed_units[@]} -eq 0 ] && [ "$bench" != FAILED ] && [ "$checks" != FAILED ]

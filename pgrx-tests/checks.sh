@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The checks that need no PostgreSQL, run once by test.sh before the per-version steps (about a
+# minute once built):
+#   1. the core is pure: its crate depends on no pgrx crate, and no file under src/core names
+#      pgrx or pg_sys (so it cannot reach PostgreSQL, and builds without its headers);
+#   2. the core's unit and property tests, with a plain `cargo test` (no PostgreSQL);
+#   3. rustfmt: `cargo fmt --all --check` (rustfmt.toml);
+#   4. the scenario runner stops at a scenario's first failing command.
+# clippy runs per PostgreSQL version in test.sh (its cfgs differ by version).
+#
+# Usage: bash pgrx-tests/checks.sh
+set -euo pipefail
+# shellcheck source=pgrx-tests/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$PROJECT_DIR"
+failed=0
+fail() { echo "check FAILED: $*"; failed=1; }
+
+say "the core knows nothing of PostgreSQL (src/core)"
+if cargo tree -q -p pg_snowflake_core -e normal,build --prefix none | grep -E '^pgrx'; then
+  fail "the crate pg_snowflake_core depends on pgrx (above)"
+fi
+if grep -rnE 'pgrx|pg_sys' src/core; then
+  fail "files under src/core name pgrx or pg_sys (above): PostgreSQL glue belongs in src/postgres"
+fi
+grep -q '^#!\[forbid(unsafe_code)\]' src/core/src/lib.rs || fail "src/core/src/lib.rs lacks #![forbid(unsafe_code)]"
+
+say "the core's unit and property tests (cargo test -p pg_snowflake_core)"
+cargo test -q -p pg_snowflake_core || fail "cargo test -p pg_snowflake_core"
+
+say "rustfmt (cargo fmt --all --check)"
+cargo fmt --all --check >/dev/null || { cargo fmt --all --check | head -n 40; fail "cargo fmt --all --check: run cargo fmt --all"; }
+
+say "the scenario runner stops at the first failing command"
+probe=$(mktemp -d)
+printf 'echo before\nfalse\necho after\n' >"$probe/stops.sh"
+out=$(run_sh_scenario "$probe/stops.sh" /dev/null 2>&1 || echo "exit $?")
+rm -rf "$probe"
+[ "$out" = $'before\nexit 1' ] || fail "a scenario went on after a failing command: got: $out"
+
+if [ "$failed" = 0 ]; then echo "checks: 4 passed, 0 failed"; else echo "checks: some FAILED"; fi
+exit "$failed"
