@@ -1,11 +1,12 @@
 //! The generator's state machine, as pure Rust over shared atomics and an injected clock.
 //!
-//! The whole state is one `u64`: `last_tick << sequence_bits | last_sequence`. It only ever grows,
-//! and an id is that word with the machine id slotted in, so ids grow with it. Issuing is one clock
+//! The whole state is one `u64`: `(last_tick + 1) << sequence_bits | last_sequence`, 0 while
+//! nothing was issued (see [`crate::state`]). It only ever grows, and an id is that word with the
+//! tick taken down by one and the machine id slotted in, so ids grow with it. Issuing is one clock
 //! read and one compare-and-swap; nobody holds a lock, so no backend waits on another.
 //!
-//! - The clock moved on: the word becomes `now_tick << sequence_bits` (sequence 0), provided the
-//!   durable high-water mark covers `now_tick`; if not, a new mark is written first ([`lease`]).
+//! - The clock moved on (or nothing was issued yet): the word becomes `(now_tick + 1) <<
+//!   sequence_bits` (sequence 0), provided the durable high-water mark covers `now_tick`; if not, a new mark is written first ([`lease`]).
 //! - Same tick, or the clock is behind the last tick: the word is incremented (next sequence on the
 //!   last used tick), until that tick's sequence is used up.
 //! - Used up: the caller must wait for the clock to pass the last tick, re-reading it
@@ -59,37 +60,40 @@ impl Generator {
         self.machine_id
     }
 
+    /// The id of a state word other than 0.
     #[inline]
     fn id_of_state(&self, state: u64) -> i64 {
         let s = self.layout.sequence_bits();
         let state = state as i64;
-        self.layout.compose(state >> s, self.machine_id, state & self.layout.max_sequence())
+        self.layout.compose((state >> s) - 1, self.machine_id, state & self.layout.max_sequence())
     }
 
     /// One attempt at the clock reading `now_ms`: an id and whether the clock read behind the
     /// tick it was issued on, a reason to wait, or an error that waiting cannot cure (`Err(Err)`).
     #[inline]
     pub fn try_issue(&self, shared: &SharedState, now_ms: i64) -> Result<(i64, bool), Result<Blocked, Error>> {
-        let now_tick = self.layout.tick_at(now_ms).map_err(|e| Err(e.into()))? as u64;
+        let now_tick = self.layout.tick_at(now_ms).map_err(|e| Err(e.into()))?;
         let s = self.layout.sequence_bits();
         let seq_mask = self.layout.max_sequence() as u64;
+        // Ticks as the state word holds them: one up, so that 0 is "nothing issued".
+        let now_slot = now_tick as u64 + 1;
         let state = &shared.hot.state;
         let mut current = state.load(Acquire);
         loop {
-            let last_tick = current >> s;
-            let next = if now_tick > last_tick {
+            let last_slot = current >> s;
+            let next = if now_slot > last_slot {
                 // A tick never issued before: only under the durable mark.
-                if now_tick as i64 > shared.mark.tick.load(Relaxed) {
+                if now_tick > shared.mark.tick.load(Relaxed) {
                     return Err(Ok(Blocked::Mark));
                 }
-                now_tick << s
+                now_slot << s
             } else if current & seq_mask != seq_mask {
                 current + 1
             } else {
-                return Err(Ok(Blocked::Tick { last_tick: last_tick as i64, now_tick: now_tick as i64 }));
+                return Err(Ok(Blocked::Tick { last_tick: last_slot as i64 - 1, now_tick }));
             };
             match state.compare_exchange_weak(current, next, AcqRel, Acquire) {
-                Ok(_) => return Ok((self.id_of_state(next), now_tick < last_tick)),
+                Ok(_) => return Ok((self.id_of_state(next), now_slot < last_slot)),
                 Err(actual) => current = actual,
             }
         }
@@ -196,8 +200,7 @@ impl Generator {
     fn note_clock_behind<H: Host>(&self, shared: &SharedState, host: &mut H) {
         let now_us = host.now_us();
         let now_ms = now_us.div_euclid(1000);
-        let state = shared.hot.state.load(Acquire);
-        let last_tick = (state >> self.layout.sequence_bits()) as i64;
+        let Some(last_tick) = shared.last_tick(self.layout.sequence_bits()) else { return };
         let Ok(now_tick) = self.layout.tick_at(now_ms) else { return };
         let tick_start_ms = self.layout.tick_start_ms(last_tick).unwrap_or(i64::MAX / 1000);
         let behind_ms = tick_start_ms - now_ms;
@@ -424,7 +427,7 @@ mod tests {
     #[test]
     fn a_zero_max_clock_wait_refuses_at_once() {
         let g = generator(0, 0);
-        let state = with_state(((10_u64) << 12) | 4095); // tick 10 used up
+        let state = with_state(((11_u64) << 12) | 4095); // tick 10 used up
         let mut host = FakeHost::at(EPOCH_2025 + 5);
         assert!(matches!(g.next_id(&state, &mut host, || 0), Err(Error::ClockBehind { behind_ms: 5, .. })));
     }
@@ -462,7 +465,7 @@ mod tests {
         for i in 0..SEED_LAYOUTS.len() {
             let l = seed_layout(i);
             let g = Generator::new(l, l.max_machine_id()).unwrap();
-            let state = with_state(((100_u64) << l.sequence_bits()) | (l.max_sequence() as u64 - 1));
+            let state = with_state(((101_u64) << l.sequence_bits()) | (l.max_sequence() as u64 - 1)); // tick 100
             let mut host = FakeHost::at(EPOCH_2025 + 100);
             let id = g.next_id(&state, &mut host, WAIT_1S).unwrap();
             let p = l.decode(id).unwrap();
@@ -664,6 +667,31 @@ mod tests {
         // A mark that could not be read is never touched.
         crashed.mark.unreadable.store(true, Relaxed);
         assert_eq!(lease::final_mark(&crashed, g.layout()), None);
+    }
+
+    /// The first tick after the epoch is a tick like any other: a fresh server (no mark on disk)
+    /// issues nothing on it before a mark covering it is durable, so a restart within that tick
+    /// cannot repeat its ids. (With 60 s ticks and the epoch 20 s back, a fresh state once read as
+    /// "tick 0, sequence 0 issued" and handed out tick 0 unleased; every id came again after a
+    /// restart.)
+    #[test]
+    fn tick_zero_is_issued_only_under_a_durable_mark() {
+        let l = Layout::new(EPOCH_2025, 60_000, 10, 12).unwrap();
+        let g = Generator::new(l, 3).unwrap();
+        let state = fresh();
+        let mut host = FakeHost::at(EPOCH_2025 + 20_000);
+        let before: Vec<i64> = (0..50).map(|_| g.next_id(&state, &mut host, WAIT_1S).unwrap()).collect();
+        assert_eq!(l.decode(before[0]).unwrap().unix_ms, EPOCH_2025, "tick 0");
+        assert!(!host.marks.is_empty(), "an id of tick 0 was issued with no durable mark");
+        // A restart from what is durable, in the same tick: every id after is above every id before.
+        let mark = host.marks.last().map(|&ms| (l.tick_of_time(ms).unwrap(), ms));
+        let restarted = SharedState::starting_at(mark, l.sequence_bits(), 0);
+        host.advance_us(1_000_000);
+        match g.next_id(&restarted, &mut host, WAIT_1S) {
+            Ok(id) => assert!(id > *before.last().unwrap(), "an id was issued again after a restart"),
+            Err(Error::ClockBehind { .. }) => {} // waiting for tick 1 is fine, repeating tick 0 is not
+            Err(e) => panic!("{e:?}"),
+        }
     }
 
     proptest! {

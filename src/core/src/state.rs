@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Acquire, Ord
 /// Written on every id.
 #[repr(C, align(64))]
 pub struct Hot {
-    /// `last_tick << sequence_bits | last_sequence`; see `generator`.
+    /// `(last_tick + 1) << sequence_bits | last_sequence`, 0 while nothing was issued; see
+    /// `generator`. The tick is one up so that a fresh state is no tick at all: tick 0 is issued
+    /// like any other, under a durable mark.
     pub state: AtomicU64,
     /// Ids issued since the statistics were reset by processes without a counter of their own
     /// (PostgreSQL's backends count in `process_counters`, on lines of their own; the tests count
@@ -81,7 +83,7 @@ impl SharedState {
     /// taken as used up, so that no id is issued on it.
     pub fn starting_at(mark: Option<(i64, i64)>, sequence_bits: u32, now_unix_ms: i64) -> SharedState {
         let (state, tick, unix_ms) = match mark {
-            Some((t, ms)) if t >= 0 => (((t as u64) << sequence_bits) | ((1_u64 << sequence_bits) - 1), t, ms),
+            Some((t, ms)) if t >= 0 => ((((t + 1) as u64) << sequence_bits) | ((1_u64 << sequence_bits) - 1), t, ms),
             _ => (0, -1, -1),
         };
         SharedState {
@@ -102,10 +104,15 @@ impl SharedState {
         }
     }
 
+    /// The tick of the last id issued (or taken as used up at start), if any.
+    pub fn last_tick(&self, sequence_bits: u32) -> Option<i64> {
+        let state = self.hot.state.load(Acquire);
+        (state != 0).then(|| (state >> sequence_bits) as i64 - 1)
+    }
+
     /// The start of the tick of the last id issued, in milliseconds since 1970, if any was issued.
     pub fn last_issued_ms(&self, layout: &Layout) -> Option<i64> {
-        let state = self.hot.state.load(Acquire);
-        (state != 0).then(|| layout.tick_start_ms((state >> layout.sequence_bits()) as i64)).flatten()
+        layout.tick_start_ms(self.last_tick(layout.sequence_bits())?)
     }
 
     /// The counters when no process counts on its own (the tests).
@@ -150,10 +157,12 @@ mod tests {
     #[test]
     fn a_restart_above_a_mark_starts_with_that_tick_used_up() {
         let s = SharedState::starting_at(Some((1000, 1234)), 12, 0);
-        assert_eq!(s.hot.state.load(Relaxed), (1000 << 12) | 4095);
+        assert_eq!(s.hot.state.load(Relaxed), (1001 << 12) | 4095);
+        assert_eq!(s.last_tick(12), Some(1000));
         assert_eq!((s.mark.tick.load(Relaxed), s.mark.unix_ms.load(Relaxed)), (1000, 1234));
         let fresh = SharedState::starting_at(None, 12, 0);
         assert_eq!((fresh.hot.state.load(Relaxed), fresh.mark.tick.load(Relaxed)), (0, -1));
+        assert_eq!(fresh.last_tick(12), None);
     }
 
     #[test]
@@ -170,7 +179,7 @@ mod tests {
         s.stats.clock_rollbacks.store(2, Relaxed);
         s.reset_stats(77, 0);
         assert_eq!(s.stats(), StatsSnapshot { reset_unix_ms: 77, ..StatsSnapshot::default() });
-        assert_eq!(s.hot.state.load(Relaxed), (5 << 12) | 4095);
+        assert_eq!(s.hot.state.load(Relaxed), (6 << 12) | 4095);
     }
 
     #[test]
