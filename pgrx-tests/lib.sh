@@ -231,6 +231,11 @@ run_sh_scenario() {
     '. "$1"; [ -z "$PG_MAJOR" ] || use_pg "$PG_MAJOR"; . "$2"' _ "$PROJECT_DIR/pgrx-tests/lib.sh" "$1"
 }
 
+# mark_ms_of NAME: the high-water mark in cluster NAME's pg_snowflake.mark (ms since 1970).
+mark_ms_of() {
+  sed -n 's/^ *"mark_unix_ms": \([0-9]*\),$/\1/p' "$SCRATCH/$1/pg_snowflake.mark"
+}
+
 # psql_on NAME [psql args...]: psql into database postgres of cluster NAME, quiet and unaligned.
 psql_on() {
   local name=$1; shift

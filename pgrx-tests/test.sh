@@ -73,7 +73,10 @@ run_scenario() {
       stop_all_clusters
       ;;
   esac
+  # One expected output for every version, unless a version has its own (NAME.pgNN.out) because
+  # it behaves differently, as documented.
   local expected="$PROJECT_DIR/pgrx-tests/expected/$name.out"
+  [ -f "$PROJECT_DIR/pgrx-tests/expected/$name.pg$PG_MAJOR.out" ] && expected="$PROJECT_DIR/pgrx-tests/expected/$name.pg$PG_MAJOR.out"
   if [ -n "$ACCEPT" ]; then
     cp "$actual" "$expected"
   fi

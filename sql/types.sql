@@ -31,5 +31,6 @@ CREATE TYPE snowflake_stats AS (
     mark_waits          bigint,            -- calls that waited for a mark write (the lease worker fell behind)
     machine_id          integer,           -- snowflake.machine_id (NULL when unset)
     layout              text,              -- the running layout in one line
-    stats_reset         timestamptz        -- when the counters started
+    stats_reset         timestamptz,       -- when the counters started
+    mark_ahead_ms       bigint             -- how far the mark is ahead of the clock now (negative: behind)
 );

@@ -4,7 +4,7 @@
 
 mod postgres;
 
-use postgres::{host, lease_worker, server_config, shared_memory};
+use postgres::{lease_worker, server_config, shared_memory};
 
 ::pgrx::pg_module_magic!(name = c"pg_snowflake", version = c"0.1.0");
 
@@ -17,9 +17,9 @@ pub extern "C-unwind" fn _PG_init() {
     if !unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
         return;
     }
-    host::set_monotonic_base();
     server_config::configure();
     shared_memory::install_hooks();
+    postgres::wal::register();
     lease_worker::register();
 }
 

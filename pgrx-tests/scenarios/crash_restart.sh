@@ -16,7 +16,7 @@ phase() {
 }
 
 phase 0 "before"
-mark_ms=$(sed -n 2p "$SCRATCH/main/pg_snowflake.mark")
+mark_ms=$(mark_ms_of main)
 psql_on main -At -c "SELECT 'the mark on disk covers every id: ' || (max(snowflake_timestamp(id)) <= to_timestamp($mark_ms / 1000.0)) FROM ids"
 psql_on main -At -c "SELECT 'snowflake_stats() shows the mark: ' || (high_water_mark >= to_timestamp($mark_ms / 1000.0)) FROM snowflake_stats()"
 
@@ -25,7 +25,7 @@ psql_on main -c "ALTER SYSTEM SET snowflake.fault_clock_offset = '-500ms'"
 # A clean stop brings the mark down from its lease to the last id's tick: the restart need not
 # wait up to a second before its first id.
 stop_cluster main
-mark_ms=$(sed -n 2p "$SCRATCH/main/pg_snowflake.mark")
+mark_ms=$(mark_ms_of main)
 start_cluster main
 psql_on main -At -c "SELECT 'a clean stop left the mark at the last id: '
   || (floor(extract(epoch FROM max(snowflake_timestamp(id))) * 1000)::bigint = $mark_ms) FROM ids"

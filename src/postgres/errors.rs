@@ -33,7 +33,8 @@ pub fn sqlstate(e: &Error) -> PgSqlErrorCode {
         Error::InvalidPublicId { .. } => ERRCODE_INVALID_TEXT_REPRESENTATION,
         Error::MarkWrite { .. } => ERRCODE_IO_ERROR,
         // The fault lies outside PostgreSQL, in the system clock.
-        Error::ClockBehind { .. } => ERRCODE_SYSTEM_ERROR,
+        Error::ClockBehind { .. } | Error::ClockJumped { .. } => ERRCODE_SYSTEM_ERROR,
+        Error::LayoutChanged { .. } => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         // As nextval() on a standby.
         Error::HotStandby => ERRCODE_READ_ONLY_SQL_TRANSACTION,
     }

@@ -1,24 +1,11 @@
 //! The core's view of the world inside a PostgreSQL process: the system clock (read through the
 //! vDSO, no system call), pauses that PostgreSQL can cancel (Ctrl-C, statement_timeout, shutdown),
-//! the mark file in the data directory, and the server log.
+//! the mark (its file, and its WAL record on PostgreSQL 15+), the settings, and the server log.
 
-use super::{process_counters, settings};
-use pg_snowflake_core::host::{Clock, Events, MarkStore, Waiter};
-use pg_snowflake_core::mark_file;
+use super::{mark_store, process_counters, settings};
+use pg_snowflake_core::host::{Clock, Events, Limits, MarkStore, Waiter};
 use pg_snowflake_core::state::SharedState;
 use pgrx::pg_sys;
-use std::ffi::CStr;
-use std::path::PathBuf;
-use std::sync::OnceLock;
-use std::time::Instant;
-
-/// Taken in the postmaster, inherited by every process it forks: `Instant`s measured from it are
-/// comparable across processes (CLOCK_MONOTONIC is system-wide).
-static BASE: OnceLock<Instant> = OnceLock::new();
-
-pub fn set_monotonic_base() {
-    BASE.get_or_init(Instant::now);
-}
 
 /// The system clock. One vDSO call, no system call; read straight from the `timespec` (through
 /// `SystemTime` it costs a checked subtraction more, a tenth of `snowflake_nextval()`'s time).
@@ -44,12 +31,14 @@ pub fn wall_clock_us() -> i64 {
     ts.tv_sec * 1_000_000 + ts.tv_nsec / 1000 + settings::fault_clock_offset_ms() * 1000
 }
 
-/// The data directory; PostgreSQL processes also run in it.
-pub fn data_dir() -> PathBuf {
-    // SAFETY: DataDir is set before libraries load and never freed.
-    unsafe { pg_sys::DataDir.as_ref() }
-        .map(|p| PathBuf::from(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| PathBuf::from("."))
+/// Microseconds since the machine booted (CLOCK_BOOTTIME): never goes backwards, reads the same in
+/// every process, and, unlike CLOCK_MONOTONIC, goes on while a VM is suspended, so that the time
+/// a suspended server missed is not taken for a wall clock jumping forward.
+pub fn monotonic_us() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid clock id and a pointer to a timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    (ts.tv_sec as u64) * 1_000_000 + (ts.tv_nsec as u64) / 1000
 }
 
 pub struct PgHost;
@@ -65,7 +54,7 @@ impl Clock for PgHost {
     }
 
     fn monotonic_us(&mut self) -> u64 {
-        BASE.get_or_init(Instant::now).elapsed().as_micros() as u64
+        monotonic_us()
     }
 }
 
@@ -92,8 +81,11 @@ impl Waiter for PgHost {
 }
 
 impl MarkStore for PgHost {
+    /// The WAL record first (PostgreSQL 15+), then the file: both before the mark is used.
     fn persist_mark(&mut self, unix_ms: i64) -> Result<(), String> {
-        mark_file::write(&data_dir(), unix_ms).map_err(|e| e.to_string())
+        #[cfg(not(feature = "pg14"))]
+        super::wal::log_lease(unix_ms)?;
+        mark_store::write(unix_ms)
     }
 }
 
@@ -107,5 +99,15 @@ impl Events for PgHost {
         pgrx::warning!(
             "pg_snowflake: the system clock went backwards by {behind_ms} ms; ids continue on the last issued timestamp and wait for the clock to catch up (at most snowflake.max_clock_wait)"
         );
+    }
+}
+
+impl Limits for PgHost {
+    fn max_clock_wait_ms(&mut self) -> u64 {
+        settings::max_clock_wait_ms()
+    }
+
+    fn max_clock_jump_ms(&mut self) -> u64 {
+        settings::max_clock_jump_ms()
     }
 }

@@ -29,17 +29,35 @@ pub fn register() {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_snowflake_lease_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
-    let (Ok(generator), Some(shared)) = (server_config::generator(), shared_memory::shared()) else {
+    if let (Ok(generator), Some(shared)) = (server_config::generator(), shared_memory::shared()) {
+        let mut host = PgHost;
+        while BackgroundWorker::wait_latch(Some(PERIOD)) {
+            reload_if_asked();
+            if let Err(e) = lease::renew_if_due(shared, generator.layout(), wall_clock_ms(), &mut host) {
+                // Backends will meet the same error when they need the mark; say it once a period.
+                pgrx::log!("pg_snowflake lease: {}", e.message());
+            }
+        }
+    } else {
         // Nothing can be issued with this configuration: nothing to renew. Stay, so that the
         // postmaster does not restart the worker every second.
-        while BackgroundWorker::wait_latch(None) {}
-        return;
-    };
-    let mut host = PgHost;
-    while BackgroundWorker::wait_latch(Some(PERIOD)) {
-        if let Err(e) = lease::renew_if_due(shared, generator.layout(), wall_clock_ms(), &mut host) {
-            // Backends will meet the same error when they need the mark; say it once a period.
-            pgrx::log!("pg_snowflake lease: {}", e.message());
+        while BackgroundWorker::wait_latch(None) {
+            reload_if_asked();
         }
+    }
+    // SIGTERM: from pg_terminate_backend(), or the server is shutting down. Exit code 1 asks the
+    // postmaster to start the worker again after its restart interval; at shutdown it starts
+    // nothing. (Code 0 would mean "done for good", and backends would pay every mark write.)
+    // SAFETY: ends this process the way PostgreSQL's own processes end.
+    unsafe { pg_sys::proc_exit(1) };
+}
+
+/// On SIGHUP, reads the configuration again (snowflake.max_clock_jump, lease_sync, and the
+/// test builds' clock offset reach the worker this way).
+fn reload_if_asked() {
+    if BackgroundWorker::sighup_received() {
+        // SAFETY: the worker's own configuration, outside any transaction, as PostgreSQL's
+        // processes do on SIGHUP.
+        unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
     }
 }

@@ -4,7 +4,9 @@
 //! - [`server_config`]: the layout and generator, parsed once in the postmaster at start;
 //! - [`shared_memory`]: where the core's shared state lives, set up by the book;
 //! - [`process_counters`]: one ids-issued counter per process slot;
-//! - [`host`]: the core's clock, waits, mark store and events, for a PostgreSQL process;
+//! - [`host`]: the core's clock, waits, mark store, events and limits, for a PostgreSQL process;
+//! - [`mark_store`]: the mark file in the data directory;
+//! - [`wal`]: the lease as a WAL record (resource manager, insert, redo), PostgreSQL 15+;
 //! - [`lease_worker`]: the background worker that renews the high-water mark;
 //! - [`errors`]: the core's errors as PostgreSQL errors (SQLSTATE, message, hint);
 //! - [`sql_api`]: the SQL functions.
@@ -12,11 +14,13 @@
 pub mod errors;
 pub mod host;
 pub mod lease_worker;
+pub mod mark_store;
 pub mod process_counters;
 pub mod server_config;
 pub mod settings;
 pub mod shared_memory;
 pub mod sql_api;
+pub mod wal;
 
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_tests;

@@ -112,13 +112,14 @@ mod tests {
     fn settings_change_only_when_documented() {
         let contexts = Spi::get_one::<String>(
             "SELECT string_agg(name || '=' || context, ',' ORDER BY name) FROM pg_settings
-             WHERE name LIKE 'snowflake.%' AND name <> 'snowflake.fault_clock_offset'",
+             WHERE name LIKE 'snowflake.%' AND name NOT LIKE 'snowflake.fault%'",
         )
         .unwrap()
         .unwrap();
         assert_eq!(
             contexts,
-            "snowflake.epoch=postmaster,snowflake.machine_bits=postmaster,snowflake.machine_id=postmaster,\
+            "snowflake.accept_layout_change=postmaster,snowflake.epoch=postmaster,snowflake.lease_sync=sighup,\
+             snowflake.machine_bits=postmaster,snowflake.machine_id=postmaster,snowflake.max_clock_jump=sighup,\
              snowflake.max_clock_wait=sighup,snowflake.public_key=superuser,snowflake.public_key_previous=superuser,\
              snowflake.sequence_bits=postmaster,snowflake.time_unit=postmaster"
         );
@@ -278,6 +279,9 @@ mod tests {
         count("SELECT count(snowflake_nextval()) FROM generate_series(1, 10000)");
         // Other tests run at the same time on this cluster: at least ours were counted.
         assert!(count("SELECT ids_issued FROM snowflake_stats()") >= 10_000);
+        // Ids were just issued, so the lease is current: the mark is ahead of the clock, by at
+        // most a lease (1 s) and a little.
+        assert!((-500..=1_100).contains(&count("SELECT mark_ahead_ms FROM snowflake_stats()")));
         assert_eq!(
             text("SELECT machine_id || ' ' || layout FROM snowflake_stats()"),
             "7 41|10|12 bits (timestamp|machine|sequence) from 2025-01-01 00:00:00+00"

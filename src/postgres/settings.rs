@@ -16,10 +16,15 @@ static SEQUENCE_BITS: GucSetting<i32> = GucSetting::<i32>::new(12);
 static TIME_UNIT: GucSetting<i32> = GucSetting::<i32>::new(1);
 static EPOCH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(DEFAULT_EPOCH));
 static MAX_CLOCK_WAIT: GucSetting<i32> = GucSetting::<i32>::new(1000);
+static MAX_CLOCK_JUMP: GucSetting<i32> = GucSetting::<i32>::new(0);
+static LEASE_SYNC: GucSetting<bool> = GucSetting::<bool>::new(false);
+static ACCEPT_LAYOUT_CHANGE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static PUBLIC_KEY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static PUBLIC_KEY_PREVIOUS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 #[cfg(feature = "fault_injection")]
 static FAULT_CLOCK_OFFSET: GucSetting<i32> = GucSetting::<i32>::new(0);
+#[cfg(feature = "fault_injection")]
+static FAULT_SKIP_LEASE_WAL: GucSetting<bool> = GucSetting::<bool>::new(false);
 
 /// What the settings file said for the integer layout settings, read before they are defined:
 /// PostgreSQL replaces a value it cannot parse by the default with only a WARNING, and a layout
@@ -106,6 +111,32 @@ pub fn define() -> RawSettings {
         GucContext::Sighup,
         GucFlags::UNIT_MS,
     );
+    GucRegistry::define_int_guc(
+        c"snowflake.max_clock_jump",
+        c"How far the wall clock may jump forward, beyond the time that passed, between two leases.",
+        c"0 (the default) turns the guard off. Past it, no new lease is taken: a clock stepped years ahead cannot lease ids years ahead.",
+        &MAX_CLOCK_JUMP,
+        0,
+        i32::MAX,
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+    GucRegistry::define_bool_guc(
+        c"snowflake.lease_sync",
+        c"Use a new lease only once the synchronous standbys have its WAL record.",
+        c"PostgreSQL 15 and later, with synchronous_standby_names set: a failover to a synchronous standby then never re-issues an id, even if it lost the last commits.",
+        &LEASE_SYNC,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"snowflake.accept_layout_change",
+        c"Accepts a deliberate change of layout: the old layout, as the refusal names it.",
+        c"Generation refuses when the high-water mark was written under another layout, until this names that layout.",
+        &ACCEPT_LAYOUT_CHANGE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
     // Secrets: set by superusers only, shown to superusers only, never echoed in a message.
     for (name, short, setting) in [
         (
@@ -139,8 +170,43 @@ pub fn define() -> RawSettings {
         GucContext::Suset,
         GucFlags::UNIT_MS,
     );
+    #[cfg(feature = "fault_injection")]
+    GucRegistry::define_bool_guc(
+        c"snowflake.fault_skip_lease_wal",
+        c"TEST BUILDS ONLY: new leases are not logged in the WAL.",
+        c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the failover tests.",
+        &FAULT_SKIP_LEASE_WAL,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
     reserve_prefix();
     raw
+}
+
+/// Test builds only: whether new leases skip the WAL; always false in every other build.
+#[cfg(not(feature = "pg14"))]
+#[inline(always)]
+pub fn fault_skip_lease_wal() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_SKIP_LEASE_WAL.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// snowflake.lease_sync.
+#[cfg(not(feature = "pg14"))]
+pub fn lease_sync() -> bool {
+    LEASE_SYNC.get()
+}
+
+/// snowflake.max_clock_jump; 0 is off.
+pub fn max_clock_jump_ms() -> u64 {
+    MAX_CLOCK_JUMP.get().max(0) as u64
+}
+
+/// snowflake.accept_layout_change, read once at start.
+pub fn accepted_layout_change() -> String {
+    ACCEPT_LAYOUT_CHANGE.get().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// The test builds' clock shift; 0, and no code at all, in every other build.

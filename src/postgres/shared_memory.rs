@@ -4,11 +4,12 @@
 //! under `AddinShmemInitLock` when shared memory is (re)initialised. That also happens after a
 //! backend crash, so the state is rebuilt from the durable high-water mark each time.
 
-use super::host::{data_dir, wall_clock_ms};
+use super::host::wall_clock_ms;
 use super::process_counters as counters;
-use super::server_config;
+use super::{errors, mark_store, server_config, settings};
+use pg_snowflake_core::start_check::{self, Facts};
 use pg_snowflake_core::state::SharedState;
-use pg_snowflake_core::{lease, mark_file};
+use pg_snowflake_core::{lease, Error};
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
@@ -49,7 +50,7 @@ unsafe extern "C-unwind" fn on_postmaster_exit(code: std::ffi::c_int, _arg: pg_s
     }
     let (Some(shared), Ok(layout)) = (shared(), server_config::layout()) else { return };
     if let Some(ms) = lease::final_mark(shared, layout) {
-        if let Err(e) = mark_file::write(&data_dir(), ms) {
+        if let Err(e) = mark_store::write(ms) {
             // The lease mark stays: safe, the next start only waits for it.
             pgrx::log!("pg_snowflake: could not lower the high-water mark at shutdown: {e}");
         }
@@ -82,16 +83,32 @@ fn initial_state() -> SharedState {
     let Ok(layout) = server_config::layout() else {
         return SharedState::starting_at(None, 0, now); // nothing can be issued anyway
     };
-    match mark_file::read(&data_dir()) {
-        Ok(Some(ms)) => {
-            let tick = layout.tick_of_time(ms).unwrap_or(if ms < layout.epoch_ms() { 0 } else { layout.max_tick() });
-            SharedState::starting_at(Some((tick, ms)), layout.sequence_bits(), now)
+    match mark_store::read() {
+        Ok(Some(found)) => {
+            let ms = found.mark_unix_ms;
+            let mut shared = SharedState::starting_at(Some((layout.tick_of_mark(ms), ms)), layout.sequence_bits(), now);
+            let accepted = settings::accepted_layout_change();
+            let facts = Facts {
+                layout,
+                machine_id: server_config::generator().ok().map(|g| g.machine_id()),
+                system_identifier: mark_store::system_identifier(),
+                accepted_layout: &accepted,
+            };
+            let verdict = start_check::assess(&found, &facts);
+            for note in &verdict.notes {
+                pgrx::log!("{note}");
+            }
+            if let Some(old) = verdict.refused_layout {
+                errors::warn_at_start(&Error::LayoutChanged { old, new: *layout });
+                shared.refused_layout = Some(old);
+            }
+            shared
         }
         Ok(None) => SharedState::starting_at(None, layout.sequence_bits(), now),
         Err(reason) => {
             pgrx::warning!(
                 "pg_snowflake cannot generate ids: the high-water mark file {:?} could not be read: {reason}",
-                data_dir().join(mark_file::FILE_NAME)
+                mark_store::path()
             );
             let shared = SharedState::starting_at(None, layout.sequence_bits(), now);
             shared.mark.unreadable.store(true, Ordering::Relaxed);
@@ -114,6 +131,7 @@ unsafe extern "C-unwind" fn on_shmem_startup() {
         // ShmemInitStruct aligns to 8 bytes; SharedState wants a cache line.
         let shared = raw.cast::<u8>().add(raw.cast::<u8>().align_offset(64)).cast::<SharedState>();
         if !found {
+            mark_store::learn_system_identifier();
             shared.write(initial_state());
         }
         let counters = COUNTERS.load(Ordering::Relaxed);

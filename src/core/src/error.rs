@@ -3,7 +3,7 @@
 //! without PostgreSQL; the PostgreSQL shell adds the SQLSTATE (`src/postgres/errors.rs`).
 
 use crate::calendar::format_utc;
-use crate::layout::{LayoutError, MAX_FIELD_BITS, MAX_TICK_MS, MIN_FIELD_BITS, MIN_TIMESTAMP_BITS};
+use crate::layout::{Layout, LayoutError, MAX_FIELD_BITS, MAX_TICK_MS, MIN_FIELD_BITS, MIN_TIMESTAMP_BITS};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
@@ -46,6 +46,16 @@ pub enum Error {
         waited_ms: i64,
     },
     HotStandby,
+    /// The wall clock jumped forward by more than `snowflake.max_clock_jump` since the last lease.
+    ClockJumped {
+        jump_ms: i64,
+        limit_ms: i64,
+    },
+    /// The mark on disk was written under another layout, and the change was not accepted.
+    LayoutChanged {
+        old: Layout,
+        new: Layout,
+    },
 }
 
 impl From<LayoutError> for Error {
@@ -95,6 +105,14 @@ impl Error {
                 crate::mark_file::FILE_NAME
             ),
             Error::HotStandby => "cannot generate snowflake ids on a hot standby".into(),
+            Error::ClockJumped { jump_ms, limit_ms } => format!(
+                "the system clock jumped {jump_ms} ms forward since the last snowflake high-water mark was written, more than snowflake.max_clock_jump ({limit_ms} ms); refusing to lease ids that far ahead"
+            ),
+            Error::LayoutChanged { old, new } => format!(
+                "the snowflake layout changed since the high-water mark was written: it was {}, it is {}; ids of the two layouts do not compare and can collide",
+                old.describe(),
+                new.describe()
+            ),
             Error::Layout(e) => e.message(),
         }
     }
@@ -112,6 +130,11 @@ impl Error {
             Error::MarkWrite { .. } => "Check the data directory's free space and permissions; ids resume as soon as the mark can be written.".into(),
             Error::ClockBehind { .. } => "The clock was stepped backwards. Check the server's time synchronisation (run NTP in slew mode); to wait longer, raise snowflake.max_clock_wait and reload.".into(),
             Error::HotStandby => "Generate ids on the primary. A standby carries the primary's machine id; give it its own before promoting it.".into(),
+            Error::ClockJumped { .. } => "Check the clock (NTP). If it is right, raise snowflake.max_clock_jump, or set it to 0 to turn the guard off, and reload; if it is wrong, correct it and ids resume at once.".into(),
+            Error::LayoutChanged { old, .. } => format!(
+                "If the change is deliberate, set snowflake.accept_layout_change = '{}' and restart; the next mark records the new layout. Otherwise restore the old settings.",
+                old.describe()
+            ),
             Error::Layout(e) => e.hint(),
         }
     }

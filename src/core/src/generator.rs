@@ -17,7 +17,7 @@
 use crate::error::Error;
 use crate::host::Host;
 #[cfg(doc)]
-use crate::host::Waiter;
+use crate::host::{Limits, Waiter};
 use crate::layout::{Layout, LayoutError};
 use crate::lease;
 use crate::state::SharedState;
@@ -100,14 +100,9 @@ impl Generator {
     }
 
     /// The next id, waiting as long as needed for a new tick when the sequence runs out, but at
-    /// most `max_clock_wait_ms` while the clock is behind the last issued tick.
+    /// most [`Limits::max_clock_wait_ms`] while the clock is behind the last issued tick.
     #[inline]
-    pub fn next_id<H: Host>(
-        &self,
-        shared: &SharedState,
-        host: &mut H,
-        max_clock_wait_ms: impl Fn() -> u64,
-    ) -> Result<i64, Error> {
+    pub fn next_id<H: Host>(&self, shared: &SharedState, host: &mut H) -> Result<i64, Error> {
         let now_ms = host.now_ms();
         match self.try_issue(shared, now_ms) {
             Ok((id, behind)) => {
@@ -117,18 +112,13 @@ impl Generator {
                 }
                 Ok(id)
             }
-            Err(_) => self.next_id_slowly(shared, host, max_clock_wait_ms),
+            Err(_) => self.next_id_slowly(shared, host),
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn next_id_slowly<H: Host>(
-        &self,
-        shared: &SharedState,
-        host: &mut H,
-        max_clock_wait_ms: impl Fn() -> u64,
-    ) -> Result<i64, Error> {
+    fn next_id_slowly<H: Host>(&self, shared: &SharedState, host: &mut H) -> Result<i64, Error> {
         let started_us = host.monotonic_us();
         let mut behind_since_us = None;
         let mut counted_wait = false;
@@ -172,7 +162,7 @@ impl Generator {
                     self.note_clock_behind(shared, host);
                 }
                 let waited_us = now_us - *behind_since_us.get_or_insert(now_us);
-                let limit_us = max_clock_wait_ms().saturating_mul(1000);
+                let limit_us = host.max_clock_wait_ms().saturating_mul(1000);
                 if waited_us > limit_us {
                     return Err(Error::ClockBehind { behind_ms, waited_ms: (waited_us / 1000) as i64 });
                 }
@@ -229,7 +219,7 @@ impl Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::{Clock, Events, MarkStore, Waiter};
+    use crate::host::{Clock, Events, Limits, MarkStore, Waiter};
     use crate::layout::tests::{seed_layout, EPOCH_2025, SEED_LAYOUTS};
     use proptest::prelude::*;
     use std::collections::HashSet;
@@ -246,6 +236,8 @@ mod tests {
         marks: Vec<i64>,
         fail_persist: bool,
         warnings: Vec<i64>,
+        max_wait_ms: u64,
+        max_jump_ms: u64,
     }
 
     impl FakeHost {
@@ -258,6 +250,8 @@ mod tests {
                 marks: vec![],
                 fail_persist: false,
                 warnings: vec![],
+                max_wait_ms: 1000,
+                max_jump_ms: 0,
             }
         }
         /// Time passes: both clocks move on.
@@ -310,6 +304,15 @@ mod tests {
         }
     }
 
+    impl Limits for FakeHost {
+        fn max_clock_wait_ms(&mut self) -> u64 {
+            self.max_wait_ms
+        }
+        fn max_clock_jump_ms(&mut self) -> u64 {
+            self.max_jump_ms
+        }
+    }
+
     /// SharedState state with nothing issued and no mark yet.
     fn fresh() -> SharedState {
         SharedState::starting_at(None, 0, 0)
@@ -326,14 +329,12 @@ mod tests {
         Generator::new(seed_layout(layout_index), machine_id).unwrap()
     }
 
-    const WAIT_1S: fn() -> u64 = || 1000;
-
     #[test]
     fn same_millisecond_increments_the_sequence() {
         let g = generator(0, 7);
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 1000);
-        let ids: Vec<i64> = (0..3).map(|_| g.next_id(&state, &mut host, WAIT_1S).unwrap()).collect();
+        let ids: Vec<i64> = (0..3).map(|_| g.next_id(&state, &mut host).unwrap()).collect();
         let l = g.layout();
         assert_eq!(ids, vec![l.compose(1000, 7, 0), l.compose(1000, 7, 1), l.compose(1000, 7, 2)]);
         assert_eq!(host.spins, 0);
@@ -344,10 +345,10 @@ mod tests {
         let g = generator(0, 3);
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 10);
-        g.next_id(&state, &mut host, WAIT_1S).unwrap();
-        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        g.next_id(&state, &mut host).unwrap();
+        g.next_id(&state, &mut host).unwrap();
         host.advance_us(1000);
-        assert_eq!(g.next_id(&state, &mut host, WAIT_1S), Ok(g.layout().compose(11, 3, 0)));
+        assert_eq!(g.next_id(&state, &mut host), Ok(g.layout().compose(11, 3, 0)));
     }
 
     #[test]
@@ -360,13 +361,13 @@ mod tests {
             let per_ms = l.max_sequence() + 1;
             let mut last = -1;
             for n in 0..per_ms {
-                let id = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+                let id = g.next_id(&state, &mut host).unwrap();
                 assert_eq!(id, l.compose(5, 1, n), "layout {i}, id {n}: the last sequence value is used too");
                 assert!(id > last);
                 last = id;
             }
             assert_eq!(host.spins, 0);
-            let id = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+            let id = g.next_id(&state, &mut host).unwrap();
             assert_eq!(id, l.compose(6, 1, 0), "layout {i}: after exhaustion, the next tick");
             assert_eq!(host.spins, 20, "1 ms re-read in 50 us spins, no sleep");
             assert_eq!(host.slept_ms, 0);
@@ -379,16 +380,16 @@ mod tests {
         let l = *g.layout();
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 100);
-        let first = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        let first = g.next_id(&state, &mut host).unwrap();
         host.step_wall_ms(-1); // the clock now reads tick 99
-        let next = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        let next = g.next_id(&state, &mut host).unwrap();
         assert_eq!(next, l.compose(100, 2, 1), "issues on the last used tick, never on tick 99");
         // Use up tick 100, then the generator must wait until the clock reaches tick 101.
         for _ in 2..=l.max_sequence() {
-            g.next_id(&state, &mut host, WAIT_1S).unwrap();
+            g.next_id(&state, &mut host).unwrap();
         }
         assert_eq!(host.now_ms(), EPOCH_2025 + 99);
-        let after = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        let after = g.next_id(&state, &mut host).unwrap();
         assert_eq!(after, l.compose(101, 2, 0));
         assert!(after > first && host.now_ms() == EPOCH_2025 + 101);
     }
@@ -398,17 +399,17 @@ mod tests {
         let g = generator(0, 2);
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 10_000);
-        let before = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        let before = g.next_id(&state, &mut host).unwrap();
         host.step_wall_ms(-5000);
         // The rest of tick 10_000's sequence is still issued, in order.
         let mut last = before;
         for _ in 1..4096 {
-            let id = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+            let id = g.next_id(&state, &mut host).unwrap();
             assert!(id > last);
             last = id;
         }
         let mono_before = host.monotonic_us();
-        let err = g.next_id(&state, &mut host, WAIT_1S).unwrap_err();
+        let err = g.next_id(&state, &mut host).unwrap_err();
         let waited_ms = ((host.monotonic_us() - mono_before) / 1000) as i64;
         match err {
             Error::ClockBehind { behind_ms, waited_ms: reported } => {
@@ -421,7 +422,7 @@ mod tests {
         assert!(host.slept_ms >= 990, "a long gap is slept through, not spun: slept {}", host.slept_ms);
         // Once the clock has caught up, ids resume above everything issued before.
         host.step_wall_ms(4000);
-        assert!(g.next_id(&state, &mut host, WAIT_1S).unwrap() > last);
+        assert!(g.next_id(&state, &mut host).unwrap() > last);
     }
 
     #[test]
@@ -429,7 +430,8 @@ mod tests {
         let g = generator(0, 0);
         let state = with_state(((11_u64) << 12) | 4095); // tick 10 used up
         let mut host = FakeHost::at(EPOCH_2025 + 5);
-        assert!(matches!(g.next_id(&state, &mut host, || 0), Err(Error::ClockBehind { behind_ms: 5, .. })));
+        host.max_wait_ms = 0;
+        assert!(matches!(g.next_id(&state, &mut host), Err(Error::ClockBehind { behind_ms: 5, .. })));
     }
 
     #[test]
@@ -437,27 +439,18 @@ mod tests {
         let g = generator(3, 0);
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 - 1);
-        assert!(matches!(
-            g.next_id(&state, &mut host, WAIT_1S),
-            Err(Error::Layout(LayoutError::ClockBeforeEpoch { .. }))
-        ));
+        assert!(matches!(g.next_id(&state, &mut host), Err(Error::Layout(LayoutError::ClockBeforeEpoch { .. }))));
         let mut host = FakeHost::at(g.layout().end_unix_ms() - 1);
-        let top = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        let top = g.next_id(&state, &mut host).unwrap();
         assert_eq!(g.layout().decode(top).unwrap().unix_ms, g.layout().end_unix_ms() - 1);
         host.advance_us(1000);
-        assert!(matches!(
-            g.next_id(&state, &mut host, WAIT_1S),
-            Err(Error::Layout(LayoutError::TimestampExhausted { .. }))
-        ));
+        assert!(matches!(g.next_id(&state, &mut host), Err(Error::Layout(LayoutError::TimestampExhausted { .. }))));
         // Exhausting the very last tick cannot wrap around either.
         let mut host = FakeHost::at(g.layout().end_unix_ms() - 1);
         for _ in 1..=g.layout().max_sequence() {
-            g.next_id(&state, &mut host, WAIT_1S).unwrap();
+            g.next_id(&state, &mut host).unwrap();
         }
-        assert!(matches!(
-            g.next_id(&state, &mut host, WAIT_1S),
-            Err(Error::Layout(LayoutError::TimestampExhausted { .. }))
-        ));
+        assert!(matches!(g.next_id(&state, &mut host), Err(Error::Layout(LayoutError::TimestampExhausted { .. }))));
     }
 
     #[test]
@@ -467,7 +460,7 @@ mod tests {
             let g = Generator::new(l, l.max_machine_id()).unwrap();
             let state = with_state(((101_u64) << l.sequence_bits()) | (l.max_sequence() as u64 - 1)); // tick 100
             let mut host = FakeHost::at(EPOCH_2025 + 100);
-            let id = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+            let id = g.next_id(&state, &mut host).unwrap();
             let p = l.decode(id).unwrap();
             assert_eq!((p.unix_ms, p.machine_id, p.sequence), (EPOCH_2025 + 100, l.max_machine_id(), l.max_sequence()));
         }
@@ -481,9 +474,9 @@ mod tests {
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 1_002); // tick 100, 8 ms before tick 101
         for n in 0..4096 {
-            assert_eq!(g.next_id(&state, &mut host, WAIT_1S), Ok(g.layout().compose(100, 1, n)));
+            assert_eq!(g.next_id(&state, &mut host), Ok(g.layout().compose(100, 1, n)));
         }
-        let id = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        let id = g.next_id(&state, &mut host).unwrap();
         assert_eq!(id, g.layout().compose(101, 1, 0));
         assert_eq!((host.slept_ms, host.spins), (7, 20), "sleep 7 ms, then spin the last one");
     }
@@ -493,15 +486,15 @@ mod tests {
         let g = generator(0, 1);
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 5_000);
-        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        g.next_id(&state, &mut host).unwrap();
         assert_eq!(host.marks, vec![EPOCH_2025 + 6_000], "the first id waits for a mark a lease ahead");
         for _ in 0..999 {
             host.advance_us(1000);
-            g.next_id(&state, &mut host, WAIT_1S).unwrap();
+            g.next_id(&state, &mut host).unwrap();
         }
         assert_eq!(host.marks.len(), 1, "ids within the lease write nothing");
         host.advance_us(2000);
-        let id = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        let id = g.next_id(&state, &mut host).unwrap();
         assert_eq!(host.marks, vec![EPOCH_2025 + 6_000, EPOCH_2025 + 7_001]);
         assert_eq!(g.layout().decode(id).unwrap().unix_ms, EPOCH_2025 + 6_001);
         assert_eq!(
@@ -516,7 +509,7 @@ mod tests {
         let g = generator(0, 1);
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 5_000);
-        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        g.next_id(&state, &mut host).unwrap();
         host.step_wall_ms(-3_000);
         assert!(lease::cover(&state, g.layout(), host.now_ms(), &mut host).unwrap());
         assert_eq!(host.marks, vec![EPOCH_2025 + 6_000]);
@@ -530,7 +523,7 @@ mod tests {
         let state = SharedState::starting_at(Some((10_000, mark_ms)), 12, 0);
         // A normal restart: the clock is less than a lease behind the mark.
         let mut host = FakeHost::at(mark_ms - 300);
-        let id = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        let id = g.next_id(&state, &mut host).unwrap();
         assert_eq!(g.layout().decode(id).unwrap().unix_ms, mark_ms + 1, "the first id is above the mark");
         assert!((300..=310).contains(&host.slept_ms), "waited out the rest of the lease: {}", host.slept_ms);
         assert_eq!((state.stats().clock_rollbacks, host.warnings.len()), (0, 0), "a restart is no rollback");
@@ -542,7 +535,7 @@ mod tests {
         let mark_ms = EPOCH_2025 + 7_200_000;
         let state = SharedState::starting_at(Some((7_200_000, mark_ms)), 12, 0);
         let mut host = FakeHost::at(mark_ms - 3_600_000);
-        match g.next_id(&state, &mut host, WAIT_1S) {
+        match g.next_id(&state, &mut host) {
             Err(Error::ClockBehind { behind_ms, .. }) => {
                 assert!((3_598_990..=3_600_000).contains(&behind_ms), "{behind_ms}")
             }
@@ -558,17 +551,14 @@ mod tests {
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 5_000);
         host.fail_persist = true;
-        assert_eq!(
-            g.next_id(&state, &mut host, WAIT_1S),
-            Err(Error::MarkWrite { reason: "No space left on device".into() })
-        );
+        assert_eq!(g.next_id(&state, &mut host), Err(Error::MarkWrite { reason: "No space left on device".into() }));
         assert_eq!((state.hot.state.load(Relaxed), state.stats().issued), (0, 0));
         assert!(!state.mark.writing.load(Relaxed), "the writer's flag is released");
         host.fail_persist = false;
-        assert!(g.next_id(&state, &mut host, WAIT_1S).is_ok());
+        assert!(g.next_id(&state, &mut host).is_ok());
         let broken = fresh();
         broken.mark.unreadable.store(true, Relaxed);
-        assert_eq!(g.next_id(&broken, &mut host, WAIT_1S), Err(Error::MarkUnreadable));
+        assert_eq!(g.next_id(&broken, &mut host), Err(Error::MarkUnreadable));
     }
 
     #[test]
@@ -577,31 +567,31 @@ mod tests {
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 5_000);
         for _ in 0..1024 {
-            g.next_id(&state, &mut host, WAIT_1S).unwrap();
+            g.next_id(&state, &mut host).unwrap();
         }
         assert_eq!(state.stats().sequence_waits, 1);
         assert_eq!(state.stats().issued, 1024);
         assert!(state.stats().wait_us >= 950, "{:?}", state.stats());
         // Two steps back; many calls meet each.
         host.advance_us(5_000);
-        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        g.next_id(&state, &mut host).unwrap();
         host.step_wall_ms(-40);
         for _ in 0..10 {
-            g.next_id(&state, &mut host, WAIT_1S).unwrap();
+            g.next_id(&state, &mut host).unwrap();
         }
         host.advance_us(100_000);
-        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        g.next_id(&state, &mut host).unwrap();
         host.step_wall_ms(-70);
         for _ in 0..10 {
-            g.next_id(&state, &mut host, WAIT_1S).unwrap();
+            g.next_id(&state, &mut host).unwrap();
         }
         let stats = state.stats();
         assert_eq!((stats.clock_rollbacks, stats.largest_rollback_ms), (2, 70));
         assert_eq!(host.warnings, vec![40], "the second warning within 10 s is suppressed");
         host.advance_us(11_000_000);
-        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        g.next_id(&state, &mut host).unwrap();
         host.step_wall_ms(-5);
-        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        g.next_id(&state, &mut host).unwrap();
         assert_eq!(host.warnings, vec![40, 5]);
     }
 
@@ -611,12 +601,12 @@ mod tests {
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 5_000);
         assert_eq!(lease::renew_if_due(&state, g.layout(), host.now_ms(), &mut host), Ok(false), "idle: no write");
-        g.next_id(&state, &mut host, WAIT_1S).unwrap(); // mark at +6000
+        g.next_id(&state, &mut host).unwrap(); // mark at +6000
         host.advance_us(300_000);
-        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        g.next_id(&state, &mut host).unwrap();
         assert_eq!(lease::renew_if_due(&state, g.layout(), host.now_ms(), &mut host), Ok(false), "700 ms left");
         host.advance_us(200_000);
-        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        g.next_id(&state, &mut host).unwrap();
         assert_eq!(lease::renew_if_due(&state, g.layout(), host.now_ms(), &mut host), Ok(true), "500 ms left");
         assert_eq!(host.marks, vec![EPOCH_2025 + 6_000, EPOCH_2025 + 6_500]);
         assert_eq!(state.mark.tick.load(Relaxed), 6_500);
@@ -630,12 +620,12 @@ mod tests {
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 2_000);
         host.advance_us(10); // another processor issues just past the start of tick 2,000
-        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        g.next_id(&state, &mut host).unwrap();
         host.wall_us -= 100; // this one reads 90 us before it: tick 1,999
-        assert!(g.next_id(&state, &mut host, WAIT_1S).is_ok());
+        assert!(g.next_id(&state, &mut host).is_ok());
         assert_eq!((state.stats().clock_rollbacks, host.warnings.len()), (0, 0), "skew, not a step");
         host.wall_us -= 1_000; // 1.09 ms behind: the clock did step back
-        g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        g.next_id(&state, &mut host).unwrap();
         assert_eq!((state.stats().clock_rollbacks, host.warnings.len()), (1, 1));
     }
 
@@ -646,10 +636,10 @@ mod tests {
         let mut host = FakeHost::at(EPOCH_2025 + 5_000);
         assert_eq!(lease::final_mark(&state, g.layout()), None, "nothing issued: the mark stays");
         for _ in 0..3 {
-            g.next_id(&state, &mut host, WAIT_1S).unwrap();
+            g.next_id(&state, &mut host).unwrap();
         }
         host.advance_us(2_000);
-        let last = g.next_id(&state, &mut host, WAIT_1S).unwrap();
+        let last = g.next_id(&state, &mut host).unwrap();
         assert_eq!(host.marks, vec![EPOCH_2025 + 6_000], "a lease ahead");
         let final_ms = lease::final_mark(&state, g.layout()).unwrap();
         assert_eq!(final_ms, EPOCH_2025 + 5_002, "the start of the last tick issued on");
@@ -658,15 +648,73 @@ mod tests {
         assert_eq!(lease::final_mark(&restarted, g.layout()), None, "nothing issued since: already that low");
         host.advance_us(1_000);
         let (spins, slept) = (host.spins, host.slept_ms);
-        assert!(g.next_id(&restarted, &mut host, WAIT_1S).unwrap() > last);
+        assert!(g.next_id(&restarted, &mut host).unwrap() > last);
         assert_eq!((host.spins, host.slept_ms), (spins, slept), "no wait");
         // From the lease mark instead (a crash), the same start would wait out the lease.
         let crashed = SharedState::starting_at(Some((6_000, EPOCH_2025 + 6_000)), 12, 0);
-        g.next_id(&crashed, &mut host, WAIT_1S).unwrap();
+        g.next_id(&crashed, &mut host).unwrap();
         assert!(host.slept_ms > slept + 900);
         // A mark that could not be read is never touched.
         crashed.mark.unreadable.store(true, Relaxed);
         assert_eq!(lease::final_mark(&crashed, g.layout()), None);
+    }
+
+    #[test]
+    fn a_wall_clock_jump_past_the_guard_is_refused_and_elapsed_time_is_not() {
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        host.max_jump_ms = 10_000;
+        g.next_id(&state, &mut host).unwrap(); // the first mark since start: nothing to compare
+        host.advance_us(3_600_000_000); // an hour idle, by both clocks
+        g.next_id(&state, &mut host).unwrap();
+        host.step_wall_ms(60_000); // NTP steps a wrong clock a minute forward
+        host.advance_us(2_000);
+        assert!(matches!(g.next_id(&state, &mut host), Err(Error::ClockJumped { jump_ms: 60_000, limit_ms: 10_000 })));
+        assert!(!state.mark.writing.load(Relaxed), "the writer's flag is released");
+        let marks = host.marks.len();
+        host.step_wall_ms(-60_000); // corrected: ids resume at once, under the old lease
+        assert!(g.next_id(&state, &mut host).is_ok());
+        assert_eq!(host.marks.len(), marks);
+        host.max_jump_ms = 0; // the guard off: the same jump leases
+        host.step_wall_ms(60_000);
+        assert!(g.next_id(&state, &mut host).is_ok());
+    }
+
+    #[test]
+    fn a_layout_changed_since_the_mark_issues_nothing() {
+        let g = generator(0, 1);
+        let mut state = fresh();
+        state.refused_layout = Some(seed_layout(1));
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        match g.next_id(&state, &mut host) {
+            Err(Error::LayoutChanged { old, new }) => assert_eq!((old, new), (seed_layout(1), seed_layout(0))),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!((state.hot.state.load(Relaxed), host.marks.len()), (0, 0));
+    }
+
+    /// A standby that replayed its primary's leases, promoted with its clock behind them: every id
+    /// it issues is above every id the primary could have issued, or the call waits and refuses.
+    #[test]
+    fn after_a_replayed_mark_ids_start_above_it_whatever_the_clock() {
+        let g = generator(0, 7);
+        let (primary, standby) = (fresh(), fresh());
+        let mut p = FakeHost::at(EPOCH_2025 + 100_000);
+        let mut last = 0;
+        for _ in 0..3_000 {
+            last = g.next_id(&primary, &mut p).unwrap();
+            p.advance_us(333);
+        }
+        for &ms in &p.marks {
+            standby.raise_to_mark(g.layout().tick_of_time(ms).unwrap(), ms, 12);
+        }
+        let mut s = FakeHost::at(EPOCH_2025 + 100_000 - 2_000); // the standby's clock 2 s behind
+        s.max_wait_ms = 500;
+        assert!(matches!(g.next_id(&standby, &mut s), Err(Error::ClockBehind { .. })));
+        s.advance_us(5_000_000);
+        let first = g.next_id(&standby, &mut s).unwrap();
+        assert!(first > last, "a promoted standby re-issued a primary's id");
     }
 
     /// The first tick after the epoch is a tick like any other: a fresh server (no mark on disk)
@@ -680,14 +728,14 @@ mod tests {
         let g = Generator::new(l, 3).unwrap();
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 20_000);
-        let before: Vec<i64> = (0..50).map(|_| g.next_id(&state, &mut host, WAIT_1S).unwrap()).collect();
+        let before: Vec<i64> = (0..50).map(|_| g.next_id(&state, &mut host).unwrap()).collect();
         assert_eq!(l.decode(before[0]).unwrap().unix_ms, EPOCH_2025, "tick 0");
         assert!(!host.marks.is_empty(), "an id of tick 0 was issued with no durable mark");
         // A restart from what is durable, in the same tick: every id after is above every id before.
         let mark = host.marks.last().map(|&ms| (l.tick_of_time(ms).unwrap(), ms));
         let restarted = SharedState::starting_at(mark, l.sequence_bits(), 0);
         host.advance_us(1_000_000);
-        match g.next_id(&restarted, &mut host, WAIT_1S) {
+        match g.next_id(&restarted, &mut host) {
             Ok(id) => assert!(id > *before.last().unwrap(), "an id was issued again after a restart"),
             Err(Error::ClockBehind { .. }) => {} // waiting for tick 1 is fine, repeating tick 0 is not
             Err(e) => panic!("{e:?}"),
@@ -719,7 +767,8 @@ mod tests {
                 }
                 host.step_wall_ms(step_ms);
                 for _ in 0..burst {
-                    match g.next_id(&state, &mut host, || 100) {
+                    host.max_wait_ms = 100;
+                    match g.next_id(&state, &mut host) {
                         Ok(id) => {
                             prop_assert!(id > last);
                             prop_assert!(g.layout().decode(id).unwrap().unix_ms <= *host.marks.last().unwrap());
@@ -745,7 +794,8 @@ mod tests {
             for (step_ms, burst) in steps {
                 host.step_wall_ms(step_ms);
                 for _ in 0..burst {
-                    match g.next_id(&state, &mut host, || 200) {
+                    host.max_wait_ms = 200;
+                    match g.next_id(&state, &mut host) {
                         Ok(id) => { prop_assert!(id > last); last = id; }
                         Err(Error::ClockBehind { behind_ms, waited_ms }) => prop_assert!(behind_ms > 0 && waited_ms >= 200),
                         Err(e) => prop_assert!(false, "unexpected error {:?}", e),
@@ -789,6 +839,14 @@ mod tests {
                 self.1.fetch_add(1, Ordering::Relaxed);
             }
         }
+        impl Limits for SharedClock {
+            fn max_clock_wait_ms(&mut self) -> u64 {
+                60_000
+            }
+            fn max_clock_jump_ms(&mut self) -> u64 {
+                0
+            }
+        }
         // 9 sequence bits (512 per tick) with ~3000 clock reads per tick forces many exhaustion waits.
         let g = generator(3, 65_535);
         let state = Arc::new(fresh());
@@ -800,7 +858,7 @@ mod tests {
                 let (state, reads, rollbacks) = (state.clone(), reads.clone(), rollbacks.clone());
                 std::thread::spawn(move || {
                     let mut host = SharedClock(reads, rollbacks);
-                    (0..per_thread).map(|_| g.next_id(&state, &mut host, || 60_000).unwrap()).collect::<Vec<i64>>()
+                    (0..per_thread).map(|_| g.next_id(&state, &mut host).unwrap()).collect::<Vec<i64>>()
                 })
             })
             .collect();

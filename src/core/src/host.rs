@@ -41,7 +41,16 @@ pub trait Events {
     }
 }
 
-/// Everything the generator needs, in one bound.
-pub trait Host: Clock + Waiter + MarkStore + Events {}
+/// The operator's limits, read when they are needed (off the hot path): they may change by reload.
+pub trait Limits {
+    /// How long a call waits for a clock that is behind the last issued tick (snowflake.max_clock_wait).
+    fn max_clock_wait_ms(&mut self) -> u64;
+    /// How far the wall clock may jump forward, beyond the time that passed, between two leases;
+    /// 0: no limit (snowflake.max_clock_jump).
+    fn max_clock_jump_ms(&mut self) -> u64;
+}
 
-impl<T: Clock + Waiter + MarkStore + Events> Host for T {}
+/// Everything the generator needs, in one bound.
+pub trait Host: Clock + Waiter + MarkStore + Events + Limits {}
+
+impl<T: Clock + Waiter + MarkStore + Events + Limits> Host for T {}

@@ -176,6 +176,12 @@ impl Layout {
         self.tick_of(unix_ms).map_err(|before| LayoutError::TimeOutsideLayout { unix_ms, before, layout: *self })
     }
 
+    /// The tick of a high-water mark, held within the field: a mark before the epoch counts as
+    /// tick 0, one past the field as the last tick (a mark only ever makes ticks used up).
+    pub fn tick_of_mark(&self, unix_ms: i64) -> i64 {
+        self.tick_of(unix_ms).unwrap_or_else(|before| if before { 0 } else { self.max_tick() })
+    }
+
     /// The check made at server start, so that a layout that can issue nothing is reported there.
     pub fn check_clock(&self, now_ms: i64) -> Result<(), LayoutError> {
         self.tick_at(now_ms).map(|_| ())

@@ -5,7 +5,7 @@
 //! under the old mark, or wait briefly for the new one.
 
 use crate::error::Error;
-use crate::host::MarkStore;
+use crate::host::{Clock, Limits, MarkStore};
 use crate::layout::Layout;
 use crate::state::SharedState;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -17,10 +17,18 @@ pub const RENEW_BELOW_MS: i64 = 600;
 
 /// Writes a new mark a lease ahead of `now_ms`, durably, then publishes it. `Ok(false)`: another
 /// process is writing one; pause and look again.
-pub fn cover<M: MarkStore>(shared: &SharedState, layout: &Layout, now_ms: i64, store: &mut M) -> Result<bool, Error> {
+pub fn cover<H: MarkStore + Clock + Limits>(
+    shared: &SharedState,
+    layout: &Layout,
+    now_ms: i64,
+    host: &mut H,
+) -> Result<bool, Error> {
     let mark = &shared.mark;
     if mark.unreadable.load(Relaxed) {
         return Err(Error::MarkUnreadable);
+    }
+    if let Some(old) = shared.refused_layout {
+        return Err(Error::LayoutChanged { old, new: *layout });
     }
     if mark.writing.compare_exchange(false, true, Acquire, Relaxed).is_err() {
         return Ok(false);
@@ -31,15 +39,39 @@ pub fn cover<M: MarkStore>(shared: &SharedState, layout: &Layout, now_ms: i64, s
         mark.writing.store(false, Release);
         return Ok(true);
     }
-    let written = store.persist_mark(new_ms);
+    let mono_us = host.monotonic_us() as i64;
+    if let Err(e) = check_jump(shared, now_ms, mono_us, host.max_clock_jump_ms()) {
+        mark.writing.store(false, Release);
+        return Err(e);
+    }
+    let written = host.persist_mark(new_ms);
     if written.is_ok() {
-        mark.unix_ms.store(new_ms, Relaxed);
+        mark.unix_ms.fetch_max(new_ms, Relaxed);
         let tick = layout.tick_of_time(new_ms).unwrap_or(layout.max_tick());
         mark.tick.fetch_max(tick, Release);
+        mark.written_wall_ms.store(now_ms, Relaxed);
+        mark.written_mono_us.store(mono_us, Relaxed);
         shared.stats.mark_writes.fetch_add(1, Relaxed);
     }
     mark.writing.store(false, Release);
     written.map(|()| true).map_err(|reason| Error::MarkWrite { reason })
+}
+
+/// The guard against a wall clock stepped far forward while the server runs (a host whose clock
+/// was wrong until NTP stepped it): the wall clock may not have moved more than `limit_ms` beyond
+/// the time that passed by the monotonic clock since the last mark this server wrote. Before the
+/// first write since start there is nothing to compare: a server down for a week starts a week
+/// past its mark, rightly.
+fn check_jump(shared: &SharedState, now_ms: i64, mono_us: i64, limit_ms: u64) -> Result<(), Error> {
+    let (wall_ms, then_us) = (shared.mark.written_wall_ms.load(Relaxed), shared.mark.written_mono_us.load(Relaxed));
+    if limit_ms == 0 || then_us < 0 {
+        return Ok(());
+    }
+    let jump_ms = (now_ms - wall_ms) - (mono_us - then_us) / 1000;
+    if jump_ms > limit_ms as i64 {
+        return Err(Error::ClockJumped { jump_ms, limit_ms: limit_ms as i64 });
+    }
+    Ok(())
 }
 
 /// The mark to leave on disk when the server stops cleanly, if it should change: the start of the
@@ -57,11 +89,11 @@ pub fn final_mark(shared: &SharedState, layout: &Layout) -> Option<i64> {
 
 /// The worker's periodic check: renew the mark if ids were issued within the last lease and less
 /// than [`RENEW_BELOW_MS`] of it is left. An idle server writes nothing.
-pub fn renew_if_due<M: MarkStore>(
+pub fn renew_if_due<H: MarkStore + Clock + Limits>(
     shared: &SharedState,
     layout: &Layout,
     now_ms: i64,
-    store: &mut M,
+    host: &mut H,
 ) -> Result<bool, Error> {
     let mark_ms = shared.mark.unix_ms.load(Relaxed);
     let Some(last_ms) = shared.last_issued_ms(layout) else { return Ok(false) };
@@ -69,5 +101,5 @@ pub fn renew_if_due<M: MarkStore>(
     if !active || mark_ms - now_ms >= RENEW_BELOW_MS || shared.mark.unreadable.load(Relaxed) {
         return Ok(false);
     }
-    cover(shared, layout, now_ms, store)
+    cover(shared, layout, now_ms, host)
 }

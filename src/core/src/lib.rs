@@ -6,11 +6,13 @@
 //! - [`calendar`]: UTC dates for the epoch setting and for messages;
 //! - [`layout`]: the bit layout of an id, as arithmetic, with its own errors;
 //! - [`presets`]: the layouts of other systems' ids;
-//! - [`mark_file`]: the durable high-water mark on disk;
+//! - [`mark_file`]: the durable high-water mark on disk, and who wrote it;
+//! - [`start_check`]: what the mark on disk says at start (a copy, a changed layout);
 //! - [`error`]: every error a user can meet, as plain data with its message and hint;
 //! - [`public_id`]: keyed, reversible public ids;
 //! - [`state`]: what every process shares: the state word, the mark, the statistics;
 //! - [`host`]: what the generator needs from the world (clock, waits, mark store, events);
+//! - [`lease_record`]: the lease as a WAL record, for servers that replay the WAL;
 //! - [`lease`]: the lease protocol that keeps the mark ahead of the ids;
 //! - [`generator`]: the state machine that issues ids.
 
@@ -22,9 +24,11 @@ pub mod generator;
 pub mod host;
 pub mod layout;
 pub mod lease;
+pub mod lease_record;
 pub mod mark_file;
 pub mod presets;
 pub mod public_id;
+pub mod start_check;
 pub mod state;
 
 pub use error::Error;

@@ -4,7 +4,9 @@
 //! read on every new tick and from the statistics written only on slow paths.
 
 use crate::layout::Layout;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Acquire, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicU64, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 
 /// Written on every id.
 #[repr(C, align(64))]
@@ -33,6 +35,11 @@ pub struct Mark {
     pub writing: AtomicBool,
     /// The mark on disk could not be read at start: nothing may be issued.
     pub unreadable: AtomicBool,
+    /// When this process's server last wrote a mark, by the wall clock (ms since 1970) and by
+    /// the monotonic clock (us); -1 until the first write since start. The lease compares the
+    /// two to tell a wall clock stepped forward from time that passed.
+    pub written_wall_ms: AtomicI64,
+    pub written_mono_us: AtomicI64,
 }
 
 /// Slow-path counters; relaxed atomics, never a lock.
@@ -62,6 +69,9 @@ pub struct SharedState {
     pub hot: Hot,
     pub mark: Mark,
     pub stats: Stats,
+    /// The layout the mark on disk was written under, when it differs from the server's and the
+    /// change was not accepted (see `start_check`): nothing may be issued. Set once at start.
+    pub refused_layout: Option<Layout>,
 }
 
 /// A copy of the counters, for `snowflake_stats()`.
@@ -94,6 +104,8 @@ impl SharedState {
                 restart_tick: AtomicI64::new(tick),
                 writing: AtomicBool::new(false),
                 unreadable: AtomicBool::new(false),
+                written_wall_ms: AtomicI64::new(-1),
+                written_mono_us: AtomicI64::new(-1),
             },
             stats: Stats {
                 rollback_tick: AtomicI64::new(-1),
@@ -101,7 +113,23 @@ impl SharedState {
                 reset_unix_ms: AtomicI64::new(now_unix_ms),
                 ..Stats::default()
             },
+            refused_layout: None,
         }
+    }
+
+    /// Raises the mark to (`tick`, `unix_ms`) if it is lower, and takes every tick up to `tick` as
+    /// used, as a restart from that mark does: a server that learns of a mark another server
+    /// wrote (a standby replaying its primary's lease) issues nothing at or below it. Never
+    /// lowers anything. Returns whether the mark rose.
+    pub fn raise_to_mark(&self, tick: i64, unix_ms: i64, sequence_bits: u32) -> bool {
+        if tick < 0 {
+            return false;
+        }
+        let used_up = (((tick + 1) as u64) << sequence_bits) | ((1_u64 << sequence_bits) - 1);
+        self.hot.state.fetch_max(used_up, AcqRel);
+        self.mark.restart_tick.fetch_max(tick, Relaxed);
+        self.mark.tick.fetch_max(tick, Release);
+        self.mark.unix_ms.fetch_max(unix_ms, Relaxed) < unix_ms
     }
 
     /// The tick of the last id issued (or taken as used up at start), if any.
@@ -163,6 +191,22 @@ mod tests {
         let fresh = SharedState::starting_at(None, 12, 0);
         assert_eq!((fresh.hot.state.load(Relaxed), fresh.mark.tick.load(Relaxed)), (0, -1));
         assert_eq!(fresh.last_tick(12), None);
+    }
+
+    #[test]
+    fn a_mark_learnt_from_elsewhere_is_taken_as_used_up_and_never_lowers_anything() {
+        let s = SharedState::starting_at(Some((1000, 1234)), 12, 0);
+        assert!(s.raise_to_mark(2000, 2345, 12));
+        assert_eq!(s.last_tick(12), Some(2000), "every tick up to the mark is used");
+        assert_eq!((s.mark.tick.load(Relaxed), s.mark.unix_ms.load(Relaxed)), (2000, 2345));
+        assert!(!s.raise_to_mark(1500, 1600, 12), "a lower mark changes nothing");
+        assert_eq!(
+            (s.last_tick(12), s.mark.tick.load(Relaxed), s.mark.unix_ms.load(Relaxed)),
+            (Some(2000), 2000, 2345)
+        );
+        let fresh = SharedState::starting_at(None, 12, 0);
+        assert!(fresh.raise_to_mark(0, 10, 12));
+        assert_eq!(fresh.last_tick(12), Some(0));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `snowflake_nextval()`, the column DEFAULT.
 
 use super::super::host::PgHost;
-use super::super::{server_config, settings, shared_memory};
+use super::super::{server_config, shared_memory};
 use super::raise;
 use pg_snowflake_core::Error;
 use pgrx::prelude::*;
@@ -16,7 +16,7 @@ fn nextval() -> Result<i64, Error> {
     if in_recovery() {
         return Err(Error::HotStandby);
     }
-    generator.next_id(shared, &mut PgHost, settings::max_clock_wait_ms)
+    generator.next_id(shared, &mut PgHost)
 }
 
 /// Recovery, once ended, never resumes in a running server (a promoted standby stays a primary),

@@ -32,6 +32,7 @@ fn snowflake_stats(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('s
         row.set_by_name("machine_id", settings::machine_id_if_set()),
         row.set_by_name("layout", layout.map(|l| l.describe())),
         row.set_by_name("stats_reset", to_timestamptz(stats.reset_unix_ms)),
+        row.set_by_name("mark_ahead_ms", (mark_ms >= 0).then(|| mark_ms - wall_clock_ms())),
     ];
     fill_row("snowflake_stats", results);
     row

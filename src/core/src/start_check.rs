@@ -1,0 +1,125 @@
+//! What the mark on disk says about this server at start: a data directory copied from another
+//! cluster, a machine id changed, or a layout changed since the mark was written. Pure: the shell
+//! reads the file and the server's facts, logs the notes and refuses generation if told to.
+
+use crate::layout::Layout;
+use crate::mark_file::MarkRecord;
+
+/// The server as it starts.
+#[derive(Clone, Copy, Debug)]
+pub struct Facts<'a> {
+    pub layout: &'a Layout,
+    /// `None` when unset (nothing can be issued then anyway).
+    pub machine_id: Option<i64>,
+    pub system_identifier: u64,
+    /// snowflake.accept_layout_change: the old layout, as [`Layout::describe`] says it, when a
+    /// change of layout is deliberate.
+    pub accepted_layout: &'a str,
+}
+
+/// What to do at start.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Verdict {
+    /// The layout the mark was written under, when it differs from this server's and the change
+    /// was not accepted: generation refuses until it is.
+    pub refused_layout: Option<Layout>,
+    /// Lines for the server log.
+    pub notes: Vec<String>,
+}
+
+pub fn assess(found: &MarkRecord, facts: &Facts) -> Verdict {
+    let mut verdict = Verdict::default();
+    if let (Some(old), Some(new)) = (found.machine_id, facts.machine_id) {
+        if old != new {
+            verdict.notes.push(format!(
+                "pg_snowflake: the machine id is {new}; the high-water mark was written under machine id {old}. Ids continue above the mark."
+            ));
+        }
+    }
+    if let Some(theirs) = found.system_identifier {
+        if theirs != facts.system_identifier {
+            verdict.notes.push(format!(
+                "pg_snowflake: the high-water mark file was written by another cluster (system identifier {theirs}; this cluster's is {}): a copied data directory, a pg_upgrade or a restored file. The mark still counts: ids start above it. A copy that runs as a primary beside the original must have its own snowflake.machine_id.",
+                facts.system_identifier
+            ));
+        }
+    }
+    // A recorded layout that no longer parses is a layout that differs from this server's.
+    let old = found.layout.map(|r| r.layout().map_err(|_| r));
+    match old {
+        Some(Ok(old)) if old != *facts.layout => {
+            if facts.accepted_layout.trim() == old.describe() {
+                verdict.notes.push(format!(
+                    "pg_snowflake: the layout changed from {} to {}, accepted by snowflake.accept_layout_change. Ids of the two layouts do not compare; the next mark records the new layout.",
+                    old.describe(),
+                    facts.layout.describe()
+                ));
+            } else {
+                verdict.refused_layout = Some(old);
+            }
+        }
+        Some(Err(record)) => verdict.notes.push(format!(
+            "pg_snowflake: the high-water mark records a layout that is no longer valid ({record:?}); ignored, the mark still counts."
+        )),
+        _ => {}
+    }
+    verdict
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::tests::{seed_layout, EPOCH_2025};
+
+    fn record(machine_id: i64, layout: &Layout, system_identifier: u64) -> MarkRecord {
+        MarkRecord {
+            mark_unix_ms: EPOCH_2025 + 1000,
+            machine_id: Some(machine_id),
+            layout: Some(layout.into()),
+            system_identifier: Some(system_identifier),
+        }
+    }
+
+    fn facts(layout: &Layout, machine_id: i64, accepted: &'static str) -> Facts<'static> {
+        Facts {
+            layout: Box::leak(Box::new(*layout)),
+            machine_id: Some(machine_id),
+            system_identifier: 42,
+            accepted_layout: accepted,
+        }
+    }
+
+    #[test]
+    fn the_same_server_says_nothing() {
+        let l = seed_layout(0);
+        assert_eq!(assess(&record(7, &l, 42), &facts(&l, 7, "")), Verdict::default());
+        let v1 = MarkRecord { mark_unix_ms: 5, machine_id: None, layout: None, system_identifier: None };
+        assert_eq!(assess(&v1, &facts(&l, 7, "")), Verdict::default(), "a version 1 file says nothing to compare");
+    }
+
+    #[test]
+    fn another_cluster_and_another_machine_id_are_logged_not_refused() {
+        let l = seed_layout(0);
+        let v = assess(&record(7, &l, 99), &facts(&l, 8, ""));
+        assert_eq!(v.refused_layout, None);
+        assert_eq!(v.notes.len(), 2);
+        assert!(v.notes[0].contains("machine id is 8") && v.notes[0].contains("machine id 7"), "{}", v.notes[0]);
+        assert!(v.notes[1].contains("system identifier 99") && v.notes[1].contains("is 42"), "{}", v.notes[1]);
+        assert!(v.notes[1].contains("must have its own snowflake.machine_id"));
+    }
+
+    #[test]
+    fn a_changed_layout_is_refused_until_accepted_by_its_old_description() {
+        let (old, new) = (seed_layout(0), seed_layout(1));
+        let refused = assess(&record(7, &old, 42), &facts(&new, 7, ""));
+        assert_eq!(refused.refused_layout, Some(old));
+        let wrong = assess(&record(7, &old, 42), &facts(&new, 7, "on"));
+        assert_eq!(wrong.refused_layout, Some(old), "only the old layout's own description accepts it");
+        let text: &'static str = Box::leak(old.describe().into_boxed_str());
+        let accepted = assess(&record(7, &old, 42), &facts(&new, 7, text));
+        assert_eq!(accepted.refused_layout, None);
+        assert!(accepted.notes[0].contains("accepted by snowflake.accept_layout_change"));
+        let epoch_moved = Layout::new(EPOCH_2025 + 1, 1, 10, 12).unwrap();
+        assert_eq!(assess(&record(7, &old, 42), &facts(&epoch_moved, 7, "")).refused_layout, Some(old));
+    }
+}

@@ -1,0 +1,48 @@
+//! Where this server keeps its high-water mark: the file `pg_snowflake.mark` in the data directory,
+//! written with this server's machine id, layout and system identifier (the core's `mark_file`
+//! says how).
+
+use super::server_config;
+use pg_snowflake_core::mark_file::{self, MarkRecord};
+use pgrx::pg_sys;
+use std::ffi::CStr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// The cluster's system identifier, read once in the postmaster when shared memory is set up and
+/// inherited by every process it forks.
+static SYSTEM_IDENTIFIER: AtomicU64 = AtomicU64::new(0);
+
+pub fn learn_system_identifier() {
+    // SAFETY: the control file has been read before shared memory is set up.
+    SYSTEM_IDENTIFIER.store(unsafe { pg_sys::GetSystemIdentifier() }, Relaxed);
+}
+
+pub fn system_identifier() -> u64 {
+    SYSTEM_IDENTIFIER.load(Relaxed)
+}
+
+/// The data directory; PostgreSQL processes also run in it.
+pub fn data_dir() -> PathBuf {
+    // SAFETY: DataDir is set before libraries load and never freed.
+    unsafe { pg_sys::DataDir.as_ref() }
+        .map(|p| PathBuf::from(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The mark on disk, if any.
+pub fn read() -> Result<Option<MarkRecord>, String> {
+    mark_file::read(&data_dir())
+}
+
+/// Makes `unix_ms` this server's durable mark.
+pub fn write(unix_ms: i64) -> Result<(), String> {
+    let layout = server_config::layout().map_err(|e| e.message())?;
+    let machine_id = server_config::generator().map(|g| g.machine_id()).unwrap_or(-1);
+    mark_file::write(&data_dir(), unix_ms, machine_id, layout, system_identifier()).map_err(|e| e.to_string())
+}
+
+/// The file's path, for messages.
+pub fn path() -> PathBuf {
+    data_dir().join(mark_file::FILE_NAME)
+}

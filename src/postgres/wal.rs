@@ -1,0 +1,185 @@
+//! The lease in the WAL (PostgreSQL 15 and later): every new high-water mark a primary writes is
+//! also a WAL record of pg_snowflake's own resource manager, inserted and flushed before any id
+//! under it is handed out. A server that replays the WAL (a streaming standby, a restored base
+//! backup with archived WAL, crash recovery) raises its own mark from the records, so once
+//! promoted it issues nothing at or below the last mark it replayed, whatever its clock says.
+//!
+//! PostgreSQL 14 has no custom resource managers: there the mark is the file alone (see the
+//! README's Failover section).
+
+#[cfg(not(feature = "pg14"))]
+pub use imp::*;
+
+/// The resource manager id: from the custom range (128 to 255); 128 is reserved for
+/// experiments. The PostgreSQL wiki keeps the registry of custom resource managers.
+#[cfg(not(feature = "pg14"))]
+pub const RMGR_ID: u8 = 171;
+#[cfg(not(feature = "pg14"))]
+pub const RMGR_NAME: &std::ffi::CStr = c"pg_snowflake";
+
+/// What PostgreSQL 14 lacks, said once in the server log at start.
+#[cfg(feature = "pg14")]
+pub fn register() {
+    pgrx::log!(
+        "pg_snowflake: PostgreSQL 14 has no custom WAL resource managers: the high-water mark is not logged in the WAL, so a promoted standby can re-issue ids its primary issued (snowflake.lease_sync has no effect); failover safety needs PostgreSQL 15 or later"
+    );
+}
+
+#[cfg(not(feature = "pg14"))]
+mod imp {
+    use super::super::{mark_store, server_config, settings, shared_memory};
+    use super::{RMGR_ID, RMGR_NAME};
+    use pg_snowflake_core::calendar::format_utc;
+    use pg_snowflake_core::lease_record::LeaseRecord;
+    use pgrx::pg_sys;
+    use pgrx::{PgTryBuilder, PANIC};
+    use std::ffi::CString;
+    use std::sync::Mutex;
+
+    /// The lease record's only kind (the high four bits of xl_info are the resource manager's).
+    const XLOG_SNOWFLAKE_LEASE: u8 = 0x00;
+
+    /// The last lease record replayed by this (startup) process, for the line logged when
+    /// recovery ends.
+    static LAST_REPLAYED: Mutex<Option<LeaseRecord>> = Mutex::new(None);
+
+    /// Registers the resource manager. Call from `_PG_init` while libraries preload.
+    pub fn register() {
+        let rmgr = pg_sys::RmgrData {
+            rm_name: RMGR_NAME.as_ptr(),
+            rm_redo: Some(redo),
+            rm_desc: Some(desc),
+            rm_identify: Some(identify),
+            rm_startup: None,
+            rm_cleanup: Some(cleanup),
+            rm_mask: None,
+            rm_decode: None,
+        };
+        // SAFETY: in the postmaster while libraries preload; PostgreSQL copies the struct, and
+        // the name is a static string.
+        unsafe { pg_sys::RegisterCustomRmgr(RMGR_ID, &rmgr as *const _ as *mut _) };
+    }
+
+    /// Logs a new mark and flushes it; with snowflake.lease_sync, also waits until the
+    /// synchronous standbys have it. An error (never a raised one) means the mark must not be
+    /// used.
+    pub fn log_lease(mark_unix_ms: i64) -> Result<(), String> {
+        if settings::fault_skip_lease_wal() {
+            return Ok(()); // test builds only: the negative control of the failover scenarios
+        }
+        let machine_id = server_config::generator().map(|g| g.machine_id()).unwrap_or(-1);
+        let bytes = LeaseRecord { machine_id, mark_unix_ms }.encode();
+        let sync = settings::lease_sync();
+        PgTryBuilder::new(|| {
+            // SAFETY: not in recovery (ids are refused there); the data outlives the insert.
+            let lsn = unsafe {
+                pg_sys::XLogBeginInsert();
+                #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+                pg_sys::XLogRegisterData(bytes.as_ptr() as *mut std::ffi::c_char, bytes.len() as _);
+                #[cfg(feature = "pg18")]
+                pg_sys::XLogRegisterData(bytes.as_ptr().cast(), bytes.len() as _);
+                let lsn = pg_sys::XLogInsert(RMGR_ID, XLOG_SNOWFLAKE_LEASE);
+                pg_sys::XLogFlush(lsn);
+                if sync {
+                    pg_sys::SyncRepWaitForLSN(lsn, false);
+                }
+                lsn
+            };
+            if sync && !confirmed_by_sync_standbys(lsn) {
+                return Err(
+                    "the synchronous standbys did not confirm the lease (snowflake.lease_sync = on): the wait was cancelled, or synchronous_commit is below remote_write"
+                        .to_string(),
+                );
+            }
+            Ok(())
+        })
+        .catch_others(|e| Err(format!("could not log the lease in the WAL: {e:?}")))
+        .execute()
+    }
+
+    /// Whether the synchronous standbys have flushed `lsn` (true when none are configured).
+    fn confirmed_by_sync_standbys(lsn: pg_sys::XLogRecPtr) -> bool {
+        // SAFETY: reads a setting's current value; the string is copied at once.
+        let names = unsafe { pg_sys::GetConfigOption(c"synchronous_standby_names".as_ptr(), true, false) };
+        let configured = !names.is_null() && !unsafe { std::ffi::CStr::from_ptr(names) }.to_bytes().is_empty();
+        // SAFETY: WalSndCtl lives in shared memory for the server's life; an aligned 8-byte read.
+        !configured
+            || unsafe { std::ptr::read_volatile(&(*pg_sys::WalSndCtl).lsn[pg_sys::SYNC_REP_WAIT_FLUSH as usize]) }
+                >= lsn
+    }
+
+    /// The record's data, read from the decoded record (XLogRecGetData has no binding).
+    unsafe fn record_of(record: *mut pg_sys::XLogReaderState) -> Result<LeaseRecord, String> {
+        let decoded = unsafe { (*record).record };
+        let data =
+            unsafe { std::slice::from_raw_parts((*decoded).main_data as *const u8, (*decoded).main_data_len as usize) };
+        LeaseRecord::decode(data)
+    }
+
+    /// Redo: raises this server's mark (never lowers it) and makes it durable at once, so that a
+    /// standby that crashes or is promoted later still starts above it.
+    #[pgrx::pg_guard]
+    unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
+        let lease = match unsafe { record_of(record) } {
+            Ok(lease) => lease,
+            Err(why) => PANIC!("pg_snowflake redo: {why}"),
+        };
+        *LAST_REPLAYED.lock().unwrap_or_else(|e| e.into_inner()) = Some(lease);
+        let (Some(shared), Ok(layout)) = (shared_memory::shared(), server_config::layout()) else {
+            return; // nothing can be issued with this configuration; the file is left as it is
+        };
+        let ms = lease.mark_unix_ms;
+        if shared.raise_to_mark(layout.tick_of_mark(ms), ms, layout.sequence_bits()) {
+            if let Err(e) = mark_store::write(ms) {
+                // Shared memory has the mark; a restart before the next record would start from
+                // the older file. Say so loudly.
+                pgrx::warning!(
+                    "pg_snowflake: could not write the replayed high-water mark to {:?}: {e}",
+                    mark_store::path()
+                );
+            }
+        }
+    }
+
+    #[pgrx::pg_guard]
+    unsafe extern "C-unwind" fn desc(buf: pg_sys::StringInfo, record: *mut pg_sys::XLogReaderState) {
+        let text = match unsafe { record_of(record) } {
+            Ok(lease) => lease.describe(),
+            Err(why) => why,
+        };
+        let text = CString::new(text).unwrap_or_default();
+        // SAFETY: PostgreSQL's buffer; the text is copied.
+        unsafe { pg_sys::appendStringInfoString(buf, text.as_ptr()) };
+    }
+
+    #[pgrx::pg_guard]
+    unsafe extern "C-unwind" fn identify(info: u8) -> *const std::ffi::c_char {
+        match info & pg_sys::XLR_RMGR_INFO_MASK as u8 {
+            XLOG_SNOWFLAKE_LEASE => c"LEASE".as_ptr(),
+            _ => std::ptr::null(),
+        }
+    }
+
+    /// The end of recovery: one line saying which mark this server now starts above.
+    #[pgrx::pg_guard]
+    unsafe extern "C-unwind" fn cleanup() {
+        let Some(lease) = *LAST_REPLAYED.lock().unwrap_or_else(|e| e.into_inner()) else { return };
+        // SAFETY: flags of the startup process, which runs this.
+        let kind = unsafe {
+            if pg_sys::StandbyMode {
+                "a standby promoted"
+            } else if pg_sys::ArchiveRecoveryRequested {
+                "archive recovery ended (a restored backup or point-in-time recovery)"
+            } else {
+                "crash recovery ended"
+            }
+        };
+        let mine = server_config::generator().map(|g| g.machine_id().to_string()).unwrap_or_else(|_| "unset".into());
+        let mark = shared_memory::shared().map(|s| s.mark.unix_ms.load(std::sync::atomic::Ordering::Relaxed));
+        pgrx::log!(
+            "pg_snowflake: {kind}: this server's machine id is {mine}; its ids start above the high-water mark {} (the last lease replayed from the WAL was written by machine id {})",
+            mark.map(format_utc).unwrap_or_default(),
+            lease.machine_id
+        );
+    }
+}
