@@ -18,7 +18,9 @@ pub fn register() {
         .set_type("pg_snowflake lease")
         .set_library("pg_snowflake")
         .set_function("pg_snowflake_lease_main")
-        .enable_shmem_access(None)
+        // Shared memory, and a connection to no database: that makes the worker a backend of
+        // its own (pg_stat_activity lists it, pg_terminate_backend() reaches it) without SPI.
+        .enable_spi_access()
         // Not on a standby: it never issues ids.
         .set_start_time(BgWorkerStartTime::RecoveryFinished)
         .set_restart_time(Some(Duration::from_secs(1)))
@@ -29,6 +31,7 @@ pub fn register() {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_snowflake_lease_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    BackgroundWorker::connect_worker_to_spi(None, None);
     if let (Ok(generator), Some(shared)) = (server_config::generator(), shared_memory::shared()) {
         let mut host = PgHost;
         while BackgroundWorker::wait_latch(Some(PERIOD)) {

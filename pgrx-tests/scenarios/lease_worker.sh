@@ -1,0 +1,45 @@
+# The lease worker comes back: terminated with pg_terminate_backend(), it is running again within
+# its restart interval (1 s), and under load afterwards backends still rarely wait for the mark. It
+# reloads its settings on SIGHUP: after the clock is moved an hour by ALTER SYSTEM and a reload,
+# it renews the lease by the new clock (were it still on the old one, every renewal would fall to
+# the backends, and mark_waits would equal mark_writes).
+init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
+start_cluster main
+psql_on main -c "CREATE EXTENSION pg_snowflake"
+worker_pid() { psql_on main -At -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_snowflake lease'"; }
+old=
+for _ in $(seq 1 50); do
+  old=$(worker_pid)
+  [ -n "$old" ] && break
+  sleep 0.1
+done
+[ -n "$old" ] && echo "the lease worker is running"
+psql_on main -At -c "SELECT 'terminated: ' || pg_terminate_backend($old)"
+new=
+for i in $(seq 1 50); do
+  new=$(worker_pid)
+  [ -n "$new" ] && [ "$new" != "$old" ] && break
+  sleep 0.1
+done
+[ -n "$new" ] && [ "$new" != "$old" ] && echo "the lease worker is back"
+echo "back after about $((i / 10)).$((i % 10)) s" >>"$REPORT"
+
+# three_seconds_of_ids TITLE: ids for 3 s from one session; were most renewals by the worker?
+three_seconds_of_ids() {
+  psql_on main -At <<SQL
+DO \$\$ BEGIN PERFORM snowflake_stats_reset(); END \$\$;
+DO \$\$ BEGIN
+    WHILE clock_timestamp() < now() + interval '3 seconds' LOOP PERFORM snowflake_nextval(); END LOOP;
+END \$\$;
+SELECT '$1: mark renewed ' || (mark_writes >= 3) || ', most renewals by the worker ' || (mark_waits * 2 < mark_writes)
+FROM snowflake_stats();
+SQL
+}
+three_seconds_of_ids "after the restart"
+psql_on main -At -c "SELECT mark_writes || ' mark writes, ' || mark_waits || ' by backends' FROM snowflake_stats()" >>"$REPORT"
+
+psql_on main -c "ALTER SYSTEM SET snowflake.fault_clock_offset = '1h'" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 0.5
+[ "$(worker_pid)" = "$new" ] && echo "the worker took the reload without restarting"
+three_seconds_of_ids "after a reload that moved the clock an hour"
+psql_on main -At -c "SELECT mark_writes || ' mark writes, ' || mark_waits || ' by backends' FROM snowflake_stats()" >>"$REPORT"
