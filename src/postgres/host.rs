@@ -43,6 +43,25 @@ pub fn monotonic_us() -> u64 {
 
 pub struct PgHost;
 
+impl PgHost {
+    /// Waits until the synchronous standbys have flushed `lsn`, at most snowflake.max_clock_wait;
+    /// cancellable (statement_timeout, Ctrl-C), and in the lease worker bounded by that wait.
+    #[cfg(not(feature = "pg14"))]
+    fn wait_for_sync_standbys(&mut self, lsn: pg_sys::XLogRecPtr) -> Result<(), String> {
+        let limit_ms = settings::max_clock_wait_ms();
+        let deadline_us = monotonic_us() + limit_ms * 1000;
+        while !super::wal::confirmed_by_sync_standbys(lsn) {
+            if monotonic_us() > deadline_us {
+                return Err(format!(
+                    "the synchronous standbys did not confirm the lease within {limit_ms} ms (snowflake.lease_sync = on; the wait is snowflake.max_clock_wait)"
+                ));
+            }
+            self.sleep_ms(1);
+        }
+        Ok(())
+    }
+}
+
 impl Clock for PgHost {
     #[inline]
     fn now_ms(&mut self) -> i64 {
@@ -81,10 +100,15 @@ impl Waiter for PgHost {
 }
 
 impl MarkStore for PgHost {
-    /// The WAL record first (PostgreSQL 15+), then the file: both before the mark is used.
+    /// The WAL record first (PostgreSQL 15+; with snowflake.lease_sync, confirmed by the
+    /// synchronous standbys), then the file: all before the mark is used.
     fn persist_mark(&mut self, unix_ms: i64) -> Result<(), String> {
         #[cfg(not(feature = "pg14"))]
-        super::wal::log_lease(unix_ms)?;
+        if let Some(lsn) = super::wal::log_lease(unix_ms) {
+            if settings::lease_sync() {
+                self.wait_for_sync_standbys(lsn)?;
+            }
+        }
         mark_store::write(unix_ms)
     }
 }

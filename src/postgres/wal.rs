@@ -32,7 +32,7 @@ mod imp {
     use pg_snowflake_core::calendar::format_utc;
     use pg_snowflake_core::lease_record::LeaseRecord;
     use pgrx::pg_sys;
-    use pgrx::{PgTryBuilder, PANIC};
+    use pgrx::PANIC;
     use std::ffi::CString;
     use std::sync::Mutex;
 
@@ -60,46 +60,33 @@ mod imp {
         unsafe { pg_sys::RegisterCustomRmgr(RMGR_ID, &rmgr as *const _ as *mut _) };
     }
 
-    /// Logs a new mark and flushes it; with snowflake.lease_sync, also waits until the
-    /// synchronous standbys have it. An error (never a raised one) means the mark must not be
-    /// used.
-    pub fn log_lease(mark_unix_ms: i64) -> Result<(), String> {
+    /// Logs a new mark and flushes it, before the mark is used; returns the record's position,
+    /// or `None` when the test builds' switch skips the record. An error here is raised (and
+    /// unwinds to the caller, which publishes no mark).
+    pub fn log_lease(mark_unix_ms: i64) -> Option<pg_sys::XLogRecPtr> {
         if settings::fault_skip_lease_wal() {
-            return Ok(()); // test builds only: the negative control of the failover scenarios
+            return None; // test builds only: the negative control of the failover scenarios
         }
         let machine_id = server_config::generator().map(|g| g.machine_id()).unwrap_or(-1);
         let bytes = LeaseRecord { machine_id, mark_unix_ms }.encode();
-        let sync = settings::lease_sync();
-        PgTryBuilder::new(|| {
-            // SAFETY: not in recovery (ids are refused there); the data outlives the insert.
-            let lsn = unsafe {
-                pg_sys::XLogBeginInsert();
-                #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
-                pg_sys::XLogRegisterData(bytes.as_ptr() as *mut std::ffi::c_char, bytes.len() as _);
-                #[cfg(feature = "pg18")]
-                pg_sys::XLogRegisterData(bytes.as_ptr().cast(), bytes.len() as _);
-                let lsn = pg_sys::XLogInsert(RMGR_ID, XLOG_SNOWFLAKE_LEASE);
-                pg_sys::XLogFlush(lsn);
-                if sync {
-                    pg_sys::SyncRepWaitForLSN(lsn, false);
-                }
-                lsn
-            };
-            if sync && !confirmed_by_sync_standbys(lsn) {
-                return Err(
-                    "the synchronous standbys did not confirm the lease (snowflake.lease_sync = on): the wait was cancelled, or synchronous_commit is below remote_write"
-                        .to_string(),
-                );
-            }
-            Ok(())
-        })
-        .catch_others(|e| Err(format!("could not log the lease in the WAL: {e:?}")))
-        .execute()
+        // SAFETY: not in recovery (ids are refused there); the data outlives the insert.
+        unsafe {
+            pg_sys::XLogBeginInsert();
+            #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+            pg_sys::XLogRegisterData(bytes.as_ptr() as *mut std::ffi::c_char, bytes.len() as _);
+            #[cfg(feature = "pg18")]
+            pg_sys::XLogRegisterData(bytes.as_ptr().cast(), bytes.len() as _);
+            let lsn = pg_sys::XLogInsert(RMGR_ID, XLOG_SNOWFLAKE_LEASE);
+            pg_sys::XLogFlush(lsn);
+            Some(lsn)
+        }
     }
 
-    /// Whether the synchronous standbys have flushed `lsn` (true when none are configured).
-    fn confirmed_by_sync_standbys(lsn: pg_sys::XLogRecPtr) -> bool {
-        // SAFETY: reads a setting's current value; the string is copied at once.
+    /// Whether the synchronous standbys have flushed `lsn` (true when none are configured). Read
+    /// from the position the walsenders of synchronous standbys advance as they reply, so it does
+    /// not depend on this session's synchronous_commit.
+    pub fn confirmed_by_sync_standbys(lsn: pg_sys::XLogRecPtr) -> bool {
+        // SAFETY: reads a setting's current value; the string is only looked at.
         let names = unsafe { pg_sys::GetConfigOption(c"synchronous_standby_names".as_ptr(), true, false) };
         let configured = !names.is_null() && !unsafe { std::ffi::CStr::from_ptr(names) }.to_bytes().is_empty();
         // SAFETY: WalSndCtl lives in shared memory for the server's life; an aligned 8-byte read.

@@ -101,7 +101,7 @@ impl Error {
             ),
             Error::InvalidPublicId { token, reason } => format!("invalid snowflake public id {token:?}: {reason}"),
             Error::MarkWrite { reason } => format!(
-                "could not write the snowflake high-water mark file {:?}: {reason}",
+                "could not make the snowflake high-water mark durable (the file {:?} and, on PostgreSQL 15 and later, its WAL record): {reason}",
                 crate::mark_file::FILE_NAME
             ),
             Error::HotStandby => "cannot generate snowflake ids on a hot standby".into(),
@@ -127,7 +127,7 @@ impl Error {
             Error::PublicKeyUnset => "Set snowflake.public_key to 32 or 64 random hexadecimal characters (for example from: openssl rand -hex 16) in postgresql.conf and reload. Keep it secret and keep it: tokens only decode with their key.".into(),
             Error::PublicKeyInvalid { .. } => "Write the key as 32 or 64 hexadecimal characters (openssl rand -hex 16, or -hex 32) and reload.".into(),
             Error::InvalidPublicId { .. } => "Public ids are 26 characters made by snowflake_to_public() with this server's key; snowflake_try_from_public() returns NULL instead of raising.".into(),
-            Error::MarkWrite { .. } => "Check the data directory's free space and permissions; ids resume as soon as the mark can be written.".into(),
+            Error::MarkWrite { .. } => "Check the data directory's free space and permissions, and with snowflake.lease_sync = on that the synchronous standbys are connected; ids resume as soon as the mark can be written.".into(),
             Error::ClockBehind { .. } => "The clock was stepped backwards. Check the server's time synchronisation (run NTP in slew mode); to wait longer, raise snowflake.max_clock_wait and reload. If instead the clock was wrong (ahead) when earlier ids were issued, do not just remove the mark file: give this server a snowflake.machine_id no server has used, then remove pg_snowflake.mark from the data directory and restart; ids of the new machine id cannot collide with the old ones.".into(),
             Error::HotStandby => "Generate ids on the primary. A standby carries the primary's machine id; give it its own before promoting it.".into(),
             Error::ClockJumped { .. } => "Check the clock (NTP). If it is right, raise snowflake.max_clock_jump, or set it to 0 to turn the guard off, and reload; if it is wrong, correct it and ids resume at once.".into(),

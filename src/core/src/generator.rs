@@ -561,6 +561,48 @@ mod tests {
         assert_eq!(g.next_id(&broken, &mut host), Err(Error::MarkUnreadable));
     }
 
+    /// A store that unwinds (in PostgreSQL: a cancel while waiting for a synchronous standby)
+    /// leaves no mark published and the writer's flag released, so later writes are not blocked.
+    #[test]
+    fn a_store_that_unwinds_releases_the_writer() {
+        struct Unwinding(FakeHost);
+        impl MarkStore for Unwinding {
+            fn persist_mark(&mut self, _: i64) -> Result<(), String> {
+                panic!("canceling statement due to user request");
+            }
+        }
+        impl Clock for Unwinding {
+            fn now_ms(&mut self) -> i64 {
+                self.0.now_ms()
+            }
+            fn now_us(&mut self) -> i64 {
+                self.0.now_us()
+            }
+            fn monotonic_us(&mut self) -> u64 {
+                self.0.monotonic_us()
+            }
+        }
+        impl Limits for Unwinding {
+            fn max_clock_wait_ms(&mut self) -> u64 {
+                1000
+            }
+            fn max_clock_jump_ms(&mut self) -> u64 {
+                0
+            }
+        }
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = Unwinding(FakeHost::at(EPOCH_2025 + 5_000));
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            lease::cover(&state, g.layout(), EPOCH_2025 + 5_000, &mut host)
+        }));
+        assert!(unwound.is_err());
+        assert!(!state.mark.writing.load(Relaxed), "the writer's flag is released");
+        assert_eq!(state.mark.tick.load(Relaxed), -1, "no mark was published");
+        let mut fine = FakeHost::at(EPOCH_2025 + 5_000);
+        assert!(g.next_id(&state, &mut fine).is_ok(), "later writes go through");
+    }
+
     #[test]
     fn statistics_count_waits_and_rollbacks_once_each() {
         let g = generator(3, 1); // 512 ids per tick

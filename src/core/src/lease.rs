@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::host::{Clock, Limits, MarkStore};
 use crate::layout::Layout;
 use crate::state::SharedState;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 /// How far ahead of the clock a new mark is written.
@@ -33,28 +34,32 @@ pub fn cover<H: MarkStore + Clock + Limits>(
     if mark.writing.compare_exchange(false, true, Acquire, Relaxed).is_err() {
         return Ok(false);
     }
+    // Released however this ends: the store may also unwind (a cancelled wait in PostgreSQL).
+    let _writer = Writer(&mark.writing);
     let new_ms = now_ms + LEASE_MS;
     if new_ms <= mark.unix_ms.load(Relaxed) {
         // The clock went back: the mark already reaches further. Never lower it.
-        mark.writing.store(false, Release);
         return Ok(true);
     }
     let mono_us = host.monotonic_us() as i64;
-    if let Err(e) = check_jump(shared, now_ms, mono_us, host.max_clock_jump_ms()) {
-        mark.writing.store(false, Release);
-        return Err(e);
+    check_jump(shared, now_ms, mono_us, host.max_clock_jump_ms())?;
+    host.persist_mark(new_ms).map_err(|reason| Error::MarkWrite { reason })?;
+    mark.unix_ms.fetch_max(new_ms, Relaxed);
+    let tick = layout.tick_of_time(new_ms).unwrap_or(layout.max_tick());
+    mark.tick.fetch_max(tick, Release);
+    mark.written_wall_ms.store(now_ms, Relaxed);
+    mark.written_mono_us.store(mono_us, Relaxed);
+    shared.stats.mark_writes.fetch_add(1, Relaxed);
+    Ok(true)
+}
+
+/// The one writer's flag, held while a mark is written and released when this is dropped.
+struct Writer<'a>(&'a AtomicBool);
+
+impl Drop for Writer<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Release);
     }
-    let written = host.persist_mark(new_ms);
-    if written.is_ok() {
-        mark.unix_ms.fetch_max(new_ms, Relaxed);
-        let tick = layout.tick_of_time(new_ms).unwrap_or(layout.max_tick());
-        mark.tick.fetch_max(tick, Release);
-        mark.written_wall_ms.store(now_ms, Relaxed);
-        mark.written_mono_us.store(mono_us, Relaxed);
-        shared.stats.mark_writes.fetch_add(1, Relaxed);
-    }
-    mark.writing.store(false, Release);
-    written.map(|()| true).map_err(|reason| Error::MarkWrite { reason })
 }
 
 /// The guard against a wall clock stepped far forward while the server runs (a host whose clock
