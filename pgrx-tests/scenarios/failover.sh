@@ -82,3 +82,20 @@ else
   log=primary_immediate
 fi
 if grep -q "$pattern" "$SCRATCH/$log.log"; then echo "the server log says: ${pattern%%:*}: ${pattern#*: }" | cut -c1-120; else echo "missing in the server log: $pattern"; fi
+
+# A standby that does not preload pg_snowflake cannot replay the lease: PostgreSQL stops it with
+# its own message, naming the resource manager (PostgreSQL 15 and later).
+if [ "$PG_MAJOR" -ge 15 ]; then
+  init_cluster primary_np "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
+  start_cluster primary_np
+  psql_on primary_np -c "CREATE EXTENSION pg_snowflake"
+  as_pg_owner "$PG_BIN/pg_basebackup" -h "$SCRATCH" -p "$(port_of primary_np)" -U postgres -D "$SCRATCH/standby_np" -R -X stream
+  printf '%s\n' "port = $(next_port)" "shared_preload_libraries = ''" | as_pg_owner tee -a "$SCRATCH/standby_np/postgresql.conf" >/dev/null
+  start_cluster standby_np
+  psql_on primary_np -At -c "SELECT count(snowflake_nextval()) > 0 FROM generate_series(1, 10)" >/dev/null
+  for _ in $(seq 1 100); do
+    grep -q "FATAL" "$SCRATCH/standby_np.log" && break
+    sleep 0.1
+  done
+  sed -n 's/.*\(FATAL:  .*\)/\1/p; s/.*\(HINT:  .*\)/\1/p' "$SCRATCH/standby_np.log" | grep -v "connect" | head -n 2
+fi
