@@ -35,6 +35,7 @@ pub fn sqlstate(e: &Error) -> PgSqlErrorCode {
         // The fault lies outside PostgreSQL, in the system clock.
         Error::ClockBehind { .. } | Error::ClockJumped { .. } => ERRCODE_SYSTEM_ERROR,
         Error::LayoutChanged { .. } => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        Error::InfiniteTime { .. } => ERRCODE_DATETIME_FIELD_OVERFLOW,
         // As nextval() on a standby.
         Error::HotStandby => ERRCODE_READ_ONLY_SQL_TRANSACTION,
     }

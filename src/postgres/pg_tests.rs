@@ -220,8 +220,9 @@ mod tests {
                 "22008",
                 "time 2094-09-07 15:47:35.552+00 is past the end of the 41-bit timestamp field, 2094-09-07 15:47:35.552+00",
             ),
-            ("SELECT snowflake_from_timestamp('-infinity')", "22008", ""),
-            ("SELECT snowflake_from_timestamp('infinity')", "22008", ""),
+            ("SELECT snowflake_from_timestamp('-infinity')", "22008", "time -infinity cannot be carried by a snowflake id"),
+            ("SELECT snowflake_from_timestamp('infinity')", "22008", "time infinity cannot be carried by a snowflake id"),
+            ("SELECT snowflake_compose('infinity', 0, 0)", "22008", "time infinity cannot be carried by a snowflake id"),
         ];
         for (query, want_state, want_message) in cases {
             let (state, message, hint) = error_of(query);

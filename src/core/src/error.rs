@@ -51,6 +51,10 @@ pub enum Error {
         jump_ms: i64,
         limit_ms: i64,
     },
+    /// `infinity` or `-infinity` given as the time of an id.
+    InfiniteTime {
+        negative: bool,
+    },
     /// The mark on disk was written under another layout, and the change was not accepted.
     LayoutChanged {
         old: Layout,
@@ -113,6 +117,9 @@ impl Error {
                 old.describe(),
                 new.describe()
             ),
+            Error::InfiniteTime { negative } => {
+                format!("time {}infinity cannot be carried by a snowflake id", if *negative { "-" } else { "" })
+            }
             Error::Layout(e) => e.message(),
         }
     }
@@ -135,6 +142,7 @@ impl Error {
                 "If the change is deliberate, set snowflake.accept_layout_change = '{}' and restart; the next mark records the new layout. Otherwise restore the old settings.",
                 old.describe()
             ),
+            Error::InfiniteTime { .. } => "Give a finite time, from snowflake.epoch to the end of the timestamp field; see snowflake_layout().".into(),
             Error::Layout(e) => e.hint(),
         }
     }

@@ -8,7 +8,7 @@ use pgrx::prelude::*;
 
 /// The id with these fields under the server's layout; the time is rounded down to its tick.
 fn compose(ts: TimestampWithTimeZone, machine_id: i64, sequence: i64) -> Result<i64, Error> {
-    Ok(server_config::layout()?.compose_checked(unix_ms_of(ts), machine_id, sequence)?)
+    Ok(server_config::layout()?.compose_checked(unix_ms_of(ts)?, machine_id, sequence)?)
 }
 
 /// The smallest id that can carry `ts` (machine 0, sequence 0): every id minted at or after `ts`

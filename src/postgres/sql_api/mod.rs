@@ -36,10 +36,15 @@ fn to_timestamptz(unix_ms: i64) -> Option<TimestampWithTimeZone> {
 }
 
 /// A timestamptz in whole milliseconds since 1970 (rounded down, as the clock is when an id is
-/// minted), with -infinity and infinity mapped to the extremes.
-fn unix_ms_of(ts: TimestampWithTimeZone) -> i64 {
+/// minted). `-infinity` and `infinity` are no time an id can carry: with long ticks a timestamp
+/// field can outlive timestamptz, and the extremes would otherwise land inside it.
+fn unix_ms_of(ts: TimestampWithTimeZone) -> Result<i64, Error> {
     let us: i64 = ts.into();
-    us.div_euclid(1000).saturating_add(PG_EPOCH_MS)
+    match us {
+        i64::MIN => Err(Error::InfiniteTime { negative: true }),
+        i64::MAX => Err(Error::InfiniteTime { negative: false }),
+        _ => Ok(us.div_euclid(1000).saturating_add(PG_EPOCH_MS)),
+    }
 }
 
 /// The `-infinity`/`infinity` timestamptz for the end of a field beyond any calendar.
