@@ -97,5 +97,8 @@ if [ "$PG_MAJOR" -ge 15 ]; then
     grep -q "FATAL" "$SCRATCH/standby_np.log" && break
     sleep 0.1
   done
-  sed -n 's/.*\(FATAL:  .*\)/\1/p; s/.*\(HINT:  .*\)/\1/p' "$SCRATCH/standby_np.log" | grep -v "connect" | head -n 2
+  # (PostgreSQL 18 quotes the setting's name in the hint.)
+  sed -n 's/.*\(FATAL:  .*\)/\1/p; s/.*\(HINT:  .*\)/\1/p' "$SCRATCH/standby_np.log" | grep -v "connect" | head -n 2 \
+    | sed 's/"shared_preload_libraries"/shared_preload_libraries/'
+
 fi
