@@ -5,7 +5,8 @@
 #      pgrx or pg_sys (so it cannot reach PostgreSQL, and builds without its headers);
 #   2. the core's unit and property tests, with a plain `cargo test` (no PostgreSQL);
 #   3. rustfmt: `cargo fmt --all --check` (rustfmt.toml);
-#   4. the scenario runner stops at a scenario's first failing command.
+#   4. the scenario runner stops at a scenario's first failing command;
+#   5. no import cycles between the modules of the core, the shell and the SQL API.
 # clippy runs per PostgreSQL version in test.sh (its cfgs differ by version).
 #
 # Usage: bash pgrx-tests/checks.sh
@@ -38,5 +39,10 @@ out=$(run_sh_scenario "$probe/stops.sh" /dev/null 2>&1 || echo "exit $?")
 rm -rf "$probe"
 [ "$out" = $'before\nexit 1' ] || fail "a scenario went on after a failing command: got: $out"
 
-if [ "$failed" = 0 ]; then echo "checks: 4 passed, 0 failed"; else echo "checks: some FAILED"; fi
+say "no import cycles (pgrx-tests/module_cycles.py)"
+python3 pgrx-tests/module_cycles.py src/core/src crate:: || fail "an import cycle in the core"
+python3 pgrx-tests/module_cycles.py src/postgres super:: || fail "an import cycle in the shell"
+python3 pgrx-tests/module_cycles.py src/postgres/sql_api super:: || fail "an import cycle in the SQL API"
+
+if [ "$failed" = 0 ]; then echo "checks: 5 passed, 0 failed"; else echo "checks: some FAILED"; fi
 exit "$failed"

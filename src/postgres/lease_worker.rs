@@ -2,7 +2,8 @@
 //! clock while ids are being issued, so that backends never wait for the disk in steady state.
 //! Backends renew it themselves if the worker falls behind, so ids never depend on it.
 
-use super::host::{wall_clock_ms, PgHost};
+use super::clock::wall_clock_ms;
+use super::host::PgHost;
 use super::{server_config, shared_memory};
 use pg_snowflake_core::lease;
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};

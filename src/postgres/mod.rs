@@ -1,6 +1,7 @@
 //! The PostgreSQL shell around the core: everything that knows PostgreSQL, and nothing that decides
 //! which id comes next.
 //! - [`settings`]: the `snowflake.*` settings (GUCs);
+//! - [`clock`]: the wall clock and the boot-time clock;
 //! - [`server_config`]: the layout and generator, parsed once in the postmaster at start;
 //! - [`shared_memory`]: where the core's shared state lives, set up by the book;
 //! - [`process_counters`]: one ids-issued counter per process slot;
@@ -11,6 +12,7 @@
 //! - [`errors`]: the core's errors as PostgreSQL errors (SQLSTATE, message, hint);
 //! - [`sql_api`]: the SQL functions.
 
+pub mod clock;
 pub mod errors;
 pub mod host;
 pub mod lease_worker;

@@ -3,7 +3,7 @@
 //! setting. A layout that cannot work is reported in the server log at start, and every call that
 //! needs it fails with the same error.
 
-use super::{errors, host, settings};
+use super::{clock, errors, settings};
 use pg_snowflake_core::generator::Generator;
 use pg_snowflake_core::{Error, Layout};
 use std::sync::OnceLock;
@@ -21,7 +21,7 @@ pub fn configure() {
     let layout = settings::layout(&raw);
     let generator = layout.clone().and_then(|l| settings::machine_id(&raw).and_then(|m| Ok(Generator::new(l, m)?)));
     let verdict =
-        generator.clone().and_then(|g| g.layout().check_clock(host::wall_clock_ms()).map(|()| g).map_err(Error::from));
+        generator.clone().and_then(|g| g.layout().check_clock(clock::wall_clock_ms()).map(|()| g).map_err(Error::from));
     match verdict {
         Ok(g) => pgrx::log!("pg_snowflake: machine id {}, layout {}", g.machine_id(), g.layout().describe()),
         Err(e) => errors::warn_at_start(&e),

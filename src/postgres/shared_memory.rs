@@ -4,7 +4,7 @@
 //! under `AddinShmemInitLock` when shared memory is (re)initialised. That also happens after a
 //! backend crash, so the state is rebuilt from the durable high-water mark each time.
 
-use super::host::wall_clock_ms;
+use super::clock::wall_clock_ms;
 use super::process_counters as counters;
 use super::{errors, mark_store, server_config, settings};
 use pg_snowflake_core::start_check::{self, Facts};

@@ -1,7 +1,7 @@
 //! `snowflake_stats()` and `snowflake_stats_reset()`: the generator's health. VOLATILE: the
 //! counters move between two reads in one statement.
 
-use super::super::host::wall_clock_ms;
+use super::super::clock::wall_clock_ms;
 use super::super::process_counters as counters;
 use super::super::{server_config, settings, shared_memory};
 use super::{fill_row, new_row, raise, to_timestamptz};
