@@ -120,6 +120,18 @@ impl Generator {
     #[inline(never)]
     fn next_id_slowly<H: Host>(&self, shared: &SharedState, host: &mut H) -> Result<i64, Error> {
         let started_us = host.monotonic_us();
+        let mut waited = false;
+        let result = self.wait_for_id(shared, host, &mut waited);
+        // The time waited counts whether the call then got an id or gave up with an error.
+        if waited {
+            shared.stats.wait_us.fetch_add(host.monotonic_us() - started_us, Relaxed);
+        }
+        result
+    }
+
+    /// The slow path's loop; `waited` says whether it had to wait (for a tick, the clock or the
+    /// mark) before it ended.
+    fn wait_for_id<H: Host>(&self, shared: &SharedState, host: &mut H, waited: &mut bool) -> Result<i64, Error> {
         let mut behind_since_us = None;
         let mut counted_wait = false;
         let mut counted_mark_wait = false;
@@ -131,9 +143,7 @@ impl Generator {
                     if behind {
                         self.note_clock_behind(shared, host);
                     }
-                    if counted_wait || counted_mark_wait || behind_since_us.is_some() {
-                        shared.stats.wait_us.fetch_add(host.monotonic_us() - started_us, Relaxed);
-                    }
+                    *waited = counted_wait || counted_mark_wait || behind_since_us.is_some();
                     return Ok(id);
                 }
                 Err(Err(e)) => return Err(e),
@@ -145,6 +155,7 @@ impl Generator {
                         counted_mark_wait = true;
                         shared.stats.mark_waits.fetch_add(1, Relaxed);
                     }
+                    *waited = true;
                     if !lease::cover(shared, &self.layout, now_ms, host)? {
                         host.sleep_ms(1); // another process is writing the mark
                     }
@@ -164,6 +175,7 @@ impl Generator {
                 let waited_us = now_us - *behind_since_us.get_or_insert(now_us);
                 let limit_us = host.max_clock_wait_ms().saturating_mul(1000);
                 if waited_us > limit_us {
+                    *waited = true;
                     return Err(Error::ClockBehind { behind_ms, waited_ms: (waited_us / 1000) as i64 });
                 }
                 // Never sleep past the deadline, and re-read the clock at least every 10 ms in
@@ -601,6 +613,22 @@ mod tests {
         assert_eq!(state.mark.tick.load(Relaxed), -1, "no mark was published");
         let mut fine = FakeHost::at(EPOCH_2025 + 5_000);
         assert!(g.next_id(&state, &mut fine).is_ok(), "later writes go through");
+    }
+
+    /// A call that waited for the clock and then gave up counts its wait too.
+    #[test]
+    fn a_call_that_waited_and_failed_counts_its_wait() {
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = FakeHost::at(EPOCH_2025 + 10_000_000);
+        g.next_id(&state, &mut host).unwrap();
+        let waited_before = state.stats().wait_us;
+        host.step_wall_ms(-3_600_000);
+        for _ in 0..4095 {
+            g.next_id(&state, &mut host).unwrap(); // the rest of the last tick's sequence
+        }
+        assert!(matches!(g.next_id(&state, &mut host), Err(Error::ClockBehind { .. })));
+        assert!(state.stats().wait_us - waited_before >= 1_000_000, "{:?}", state.stats());
     }
 
     #[test]
