@@ -207,7 +207,10 @@ impl LayoutError {
                 "Set snowflake.machine_id (0 to {max}) in postgresql.conf, or with -c on the server's command line, to a value no other server uses, and restart. Derive it from something unique such as a StatefulSet ordinal; never copy it between servers."
             ),
             LayoutError::MachineIdOutOfRange { .. } => "Choose a machine id in range, or raise snowflake.machine_bits (every server must use the same layout), and restart.".into(),
-            LayoutError::FieldWidth { .. } | LayoutError::TooFewTimestampBits { .. } => format!(
+            LayoutError::FieldWidth { setting, .. } => format!(
+                "Set {setting} to {MIN_FIELD_BITS} to {MAX_FIELD_BITS} bits (the default machine and sequence widths are 10 and 12) and restart."
+            ),
+            LayoutError::TooFewTimestampBits { .. } => format!(
                 "snowflake.machine_bits + snowflake.sequence_bits may total at most {}; the default 10 + 12 leaves 41 timestamp bits (69 years). Fix the settings and restart.",
                 63 - MIN_TIMESTAMP_BITS
             ),
