@@ -28,13 +28,5 @@ init_cluster demo "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine
 start_cluster demo
 
 say "inserting rows and decoding their ids"
-psql_on demo -e <<'SQL'
-CREATE EXTENSION pg_snowflake;
-CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
-INSERT INTO orders(item) VALUES ('book') RETURNING id, (snowflake_decode(id)).*;
-INSERT INTO orders(item) SELECT 'item ' || g FROM generate_series(1, 5) g;
-SELECT o.id, o.item, d.ts, d.machine_id, d.sequence
-FROM orders o, LATERAL snowflake_decode(o.id) d
-ORDER BY o.id DESC;
-SQL
+psql_on demo -e -f "$PROJECT_DIR/pgrx-tests/include/demo.sql"
 say "done; the server and its data are removed"

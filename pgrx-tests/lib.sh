@@ -175,6 +175,25 @@ install_frozen_sql() {
   done
 }
 
+# package_into_copy PKG_MAJOR PG_MAJOR DIR: a copy in DIR of the tests' PostgreSQL PG_MAJOR with no
+# pg_snowflake file but those of the PostgreSQL PKG_MAJOR tarball in $PACKAGES_DIR (written by
+# pgrx-tests/package.sh), installed as its INSTALL file says; then selects that copy.
+package_into_copy() {
+  local pkg_major=$1 major=$2 dir=$3 tarname
+  tarname="postgresql-$pkg_major-pg-snowflake_$(cargo_version)_$(dpkg --print-architecture)"
+  rm -rf "$dir"
+  cp -a "$(pg_cache_dir)/pg$major" "$dir"
+  rm -f "$dir"/lib/pg_snowflake* "$dir"/share/extension/pg_snowflake*
+  mkdir -p "$dir.tar"
+  tar -xzf "$PACKAGES_DIR/$tarname.tar.gz" -C "$dir.tar"
+  (cd "$dir.tar/$tarname" && install -m 755 lib/pg_snowflake.so "$("$dir/bin/pg_config" --pkglibdir)/" \
+    && install -m 644 extension/* "$("$dir/bin/pg_config" --sharedir)/extension/")
+  rm -rf "$dir.tar"
+  PG_MAJOR=$major
+  PG_CONFIG="$dir/bin/pg_config"
+  PG_BIN="$dir/bin"
+}
+
 # A scratch dir for this run, removed with every cluster in it on exit.
 new_scratch() {
   SCRATCH=$(mktemp -d /tmp/pg_snowflake.XXXXXX)
