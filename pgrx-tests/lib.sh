@@ -228,10 +228,12 @@ cleanup() {
 }
 
 # init_cluster NAME [postgresql.conf lines...]: a new data dir $SCRATCH/NAME, not started.
+# INITDB_ARGS: more arguments for initdb.
 init_cluster() {
   local name=$1; shift
-  local dir="$SCRATCH/$name"
-  as_pg_owner "$PG_BIN/initdb" -D "$dir" -U postgres -A trust --no-sync >/dev/null \
+  local dir="$SCRATCH/$name" extra=()
+  [ -z "${INITDB_ARGS:-}" ] || read -ra extra <<<"$INITDB_ARGS"
+  as_pg_owner "$PG_BIN/initdb" -D "$dir" -U postgres -A trust --no-sync "${extra[@]}" >/dev/null \
     || die "initdb failed for $name"
   {
     echo "listen_addresses = ''"

@@ -6,6 +6,8 @@
 #   2. the cluster scenarios of pgrx-tests/scenarios: each starts clusters configured for it
 #      (no preload, machine id unset, bad layouts, each seed layout, a hot standby, eight
 #      connections at once) and its output must match pgrx-tests/expected/NAME.out;
+#      Then, when the last version tested and the one before it are both tested (17 and 18 in a full
+#      run): pg_upgrade from that one to the last (pgrx-tests/major_upgrade/pg_upgrade.sh);
 #   3. the packages (pgrx-tests/package.sh) of 15 and of the last version tested (of those tested):
 #      their contents (pgrx-tests/packaging/), core scenarios against the package's files in a copy
 #      of the tests' PostgreSQL, its library refused by another major, and for 15 the Debian package
@@ -40,7 +42,7 @@ while [ $# -gt 0 ]; do
     --accept) ACCEPT=1 ;;
     --scenarios) SCENARIOS_ONLY=1 ;;
     --no-bench) NO_BENCH=1 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) ONLY+=("$1") ;;
   esac
@@ -145,6 +147,18 @@ for v in $VERSIONS; do
     if run_scenario "$file"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   done
 done
+
+# Step 2, last: pg_upgrade from the major before the last tested to the last, both tested (so both
+# test installations hold the fault_injection build the scenarios installed).
+last=${VERSIONS##* }
+if [[ " $VERSIONS " == *" $((last - 1)) "* ]] && { [ ${#ONLY[@]} -eq 0 ] || [[ " ${ONLY[*]} " == *" pg_upgrade "* ]]; }; then
+  use_pg "$last"
+  export OLD_MAJOR=$((last - 1))
+  say "pg_upgrade from PostgreSQL $OLD_MAJOR to $last (pgrx-tests/major_upgrade)"
+  remove_all_clusters
+  rm -f "$SCRATCH/pg_upgrade.report"
+  if run_scenario "$PROJECT_DIR/pgrx-tests/major_upgrade/pg_upgrade.sh"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+fi
 
 # Step 3: the packages. Core scenarios that need no fault injection run against the package's
 # files (its release build, its SQL scripts) in a copy of the tests' PostgreSQL.
