@@ -69,6 +69,13 @@ for v in $PACKAGES; do
   [[ " $VERSIONS " == *" $v "* ]] || die "--packages $v: PostgreSQL $v is not among the versions tested ($VERSIONS)"
 done
 
+# Step 3 also needs `file`, and Debian's own server for the package install test.
+if [ -n "$PACKAGES" ]; then
+  extra="file"
+  [[ " $PACKAGES " == *" $SYSTEM_PG_MAJOR "* ]] && extra="$extra postgresql-$SYSTEM_PG_MAJOR"
+  # shellcheck disable=SC2086
+  ensure_debian_packages $extra
+fi
 # shellcheck disable=SC2086
 ensure_setup $VERSIONS
 new_scratch
