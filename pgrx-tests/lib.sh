@@ -47,10 +47,15 @@ pg_cache_dir() {
 # The tests' PostgreSQL N (the PyPI build): pgrx builds against it and the tests run it.
 pg_config_of() { echo "$(pg_cache_dir)/pg$1/bin/pg_config"; }
 
-# use_pg N: the PostgreSQL that the following commands build against and run.
+# use_pg N: the PostgreSQL that the following commands build against and run. PG_CONFIG_OVERRIDE
+# (exported, a pg_config of the same major) replaces the tests' installation: package_into_copy
+# sets it, so that scenarios that select their PostgreSQL again use the package's copy.
 use_pg() {
   PG_MAJOR=$1
   PG_CONFIG=$(pg_config_of "$1")
+  if [ -n "${PG_CONFIG_OVERRIDE:-}" ] && "$PG_CONFIG_OVERRIDE" --version | grep -q "^PostgreSQL $1\."; then
+    PG_CONFIG=$PG_CONFIG_OVERRIDE
+  fi
   PG_BIN=$("$PG_CONFIG" --bindir)
 }
 
@@ -189,9 +194,8 @@ package_into_copy() {
   (cd "$dir.tar/$tarname" && install -m 755 lib/pg_snowflake.so "$("$dir/bin/pg_config" --pkglibdir)/" \
     && install -m 644 extension/* "$("$dir/bin/pg_config" --sharedir)/extension/")
   rm -rf "$dir.tar"
-  PG_MAJOR=$major
-  PG_CONFIG="$dir/bin/pg_config"
-  PG_BIN="$dir/bin"
+  export PG_CONFIG_OVERRIDE="$dir/bin/pg_config"
+  use_pg "$major"
 }
 
 # A scratch dir for this run, removed with every cluster in it on exit.

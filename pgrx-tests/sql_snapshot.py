@@ -15,7 +15,10 @@ verbatim: they are what the catalog stores.
   refresh GENERATED   replaces the snapshot with GENERATED, normalized; allowed only when the SQL
                       is unchanged or the version was bumped with an upgrade path from the
                       snapshot's version. The snapshot's version, now released, is frozen as
-                      sql/pg_snowflake--OLD.sql (unless there is one), for the upgrade test
+                      sql/pg_snowflake--OLD.sql (unless there is one), for the upgrade test.
+                      With --unreleased: the current version was never released, so its SQL may
+                      still change; the snapshot of it is replaced (the upgrade scripts into it
+                      must say the same: the extension_upgrade scenario checks)
   normalize FILE      prints FILE normalized
 
 Options: --project DIR (default: this checkout).
@@ -134,6 +137,7 @@ def main():
     ap.add_argument("command", choices=["check", "refresh", "normalize"])
     ap.add_argument("file")
     ap.add_argument("--project", default=pathlib.Path(__file__).resolve().parent.parent)
+    ap.add_argument("--unreleased", action="store_true")
     args = ap.parse_args()
     root = pathlib.Path(args.project)
     text = pathlib.Path(args.file).read_text()
@@ -155,9 +159,15 @@ def main():
         if snap and not changed and old == version:
             print(f"the snapshot of {version} is up to date")
             return 0
+        if snap and old == version and args.unreleased:
+            dest = root / "pgrx-tests" / "sql-snapshot" / f"{EXT}--{version}.sql"
+            dest.write_text(normalized(text))
+            print(f"replaced the snapshot of the unreleased {version}: pgrx-tests/sql-snapshot/{dest.name}")
+            return 0
         if snap and old == version:
             print(f"refusing: the SQL changed but the version is still {version}: bump the version in Cargo.toml "
-                  f"(and pg_module_magic!, META.json) and write {new_script} first")
+                  f"(and pg_module_magic!, META.json) and write {new_script} first "
+                  f"(or, if {version} was never released, --unreleased)")
             return 1
         if snap and not has_path(edges, old, version):
             print(f"refusing: no upgrade path from {old} (the snapshot's version) to {version}: "
@@ -194,7 +204,8 @@ def main():
                         f"the SQL of {version} must stay as released. Bump the version in Cargo.toml "
                         f"(and pg_module_magic!, META.json), write {new_script} to bring a database from "
                         f"{old} to it (the extension_upgrade scenario checks it does), then refresh the "
-                        f"snapshot with {refresh_cmd}")
+                        f"snapshot with {refresh_cmd}. (If {version} was never released, change the upgrade "
+                        f"scripts into {version} instead, then {refresh_cmd} --unreleased.)")
     elif old != version and not has_path(edges, old, version):
         problems.append(f"the version is {version}, the snapshot is of {old}, and there is no upgrade path "
                         f"from {old} to {version}: write sql/{EXT}--{old}--{version}.sql, then refresh the "

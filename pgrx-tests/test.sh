@@ -71,10 +71,10 @@ done
 
 # Step 3 also needs `file`, and Debian's own server for the package install test.
 if [ -n "$PACKAGES" ]; then
-  extra="file"
-  [[ " $PACKAGES " == *" $SYSTEM_PG_MAJOR "* ]] && extra="$extra postgresql-$SYSTEM_PG_MAJOR"
+  needed_pkgs="file"
+  [[ " $PACKAGES " == *" $SYSTEM_PG_MAJOR "* ]] && needed_pkgs="$needed_pkgs postgresql-$SYSTEM_PG_MAJOR"
   # shellcheck disable=SC2086
-  ensure_debian_packages $extra
+  ensure_debian_packages $needed_pkgs
 fi
 # shellcheck disable=SC2086
 ensure_setup $VERSIONS
@@ -195,6 +195,7 @@ for p in $PACKAGES; do
     rm -f "$SCRATCH/$name.report"
     if run_scenario "$file"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   done
+  unset PG_CONFIG_OVERRIDE
 done
 
 bench=skipped

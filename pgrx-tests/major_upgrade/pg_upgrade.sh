@@ -62,7 +62,9 @@ for case in mark_copied no_mark; do
   fi
   # The new server's clock reads an hour behind the last id issued before the upgrade (the old
   # mark, which a clean shutdown brings down to that id's time).
-  last_ms=$(sed -n 2p "$SCRATCH/old/pg_snowflake.mark")
+  # (The file's v1 form has the time on its second line; a JSON form names it mark_unix_ms.)
+  last_ms=$(sed -n -e '2{/^[0-9][0-9]*$/p;}' -e 's/^ *"mark_unix_ms": *\([0-9][0-9]*\),\{0,1\}$/\1/p' "$SCRATCH/old/pg_snowflake.mark" | head -n 1)
+  [ -n "$last_ms" ] || { echo "cannot read the time in $SCRATCH/old/pg_snowflake.mark"; exit 1; }
   echo "snowflake.fault_clock_offset = $(( last_ms - $(date +%s%3N) - 3600000 ))" | as_pg_owner tee -a "$SCRATCH/$new/postgresql.conf" >/dev/null
   start_cluster "$new"
   echo "server: PostgreSQL $(psql_on "$new" -At -c "SHOW server_version_num" | cut -c1-2)" | n

@@ -12,6 +12,7 @@ ensure_pypi_pg "$other" 2>/dev/null
 package_major=$PG_MAJOR
 n() { sed -e "s/version $package_major\b/version <N>/g; s/version $other\b/version <M>/g" -e "s#$SCRATCH#\$SCRATCH#g"; }
 package_into_copy "$package_major" "$other" "$SCRATCH/other-major"
+unset PG_CONFIG_OVERRIDE
 # refusal: what kind of refusal the server's messages on stdin are, or what else they say.
 refusal() {
   local text

@@ -65,3 +65,15 @@ python3 "$PROJECT_DIR/pgrx-tests/sql_snapshot.py" normalize "$project/sql/pg_sno
 echo "== a released version without an upgrade path"
 rm "$project/sql/pg_snowflake--$version--9.0.0.sql"
 check check "$SCRATCH/edited.sql" --project "$project"
+echo "== the SQL of a version never released changed (snowflake_timestamp() made VOLATILE)"
+project="$SCRATCH/project2"
+mkdir -p "$project/pgrx-tests"
+cp -r "$PROJECT_DIR/Cargo.toml" "$PROJECT_DIR/sql" "$project/"
+cp -r "$PROJECT_DIR/pgrx-tests/sql-snapshot" "$project/pgrx-tests/"
+edit '
+i = s.index("CREATE  FUNCTION \"snowflake_timestamp\"")
+j = s.index("STRICT STABLE", i)
+s = s[:j] + "STRICT VOLATILE" + s[j + len("STRICT STABLE"):]'
+check refresh "$SCRATCH/edited.sql" --project "$project"
+check refresh "$SCRATCH/edited.sql" --project "$project" --unreleased
+check check "$SCRATCH/edited.sql" --project "$project"
