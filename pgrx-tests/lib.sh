@@ -288,6 +288,15 @@ wait_ready() {
   die "cluster $1 did not come back"
 }
 
+# run_sh_scenario FILE REPORT: runs a .sh scenario in a bash process of its own, with lib.sh and
+# the selected PostgreSQL, stopping at its first failing command. (In a subshell that would not
+# hold: test.sh calls its runner from `if`, and bash then ignores `set -e` in everything the call
+# runs, subshells included.) REPORT is the file for figures that are reported but not compared.
+run_sh_scenario() {
+  SCRATCH=${SCRATCH:-} PG_MAJOR=${PG_MAJOR:-} REPORT=$2 bash -euo pipefail -c \
+    '. "$1"; [ -z "$PG_MAJOR" ] || use_pg "$PG_MAJOR"; . "$2"' _ "$PROJECT_DIR/pgrx-tests/lib.sh" "$1"
+}
+
 # psql_on NAME [psql args...]: psql into database postgres of cluster NAME, quiet and unaligned.
 psql_on() {
   local name=$1; shift

@@ -100,8 +100,7 @@ run_scenario() {
       done
       ;;
     *.sh)
-      # shellcheck disable=SC1090
-      (set -euo pipefail; REPORT="$SCRATCH/$name.report"; . "$file") >"$actual" 2>&1 || echo "scenario exited with status $?" >>"$actual"
+      run_sh_scenario "$file" "$SCRATCH/$name.report" >"$actual" 2>&1 || echo "scenario exited with status $?" >>"$actual"
       stop_all_clusters
       ;;
   esac

@@ -28,7 +28,7 @@ as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$deb" >"$SCRAT
   || { cat "$SCRATCH/apt.log"; exit 1; }
 echo "apt-get install ./${deb##*/}: $(dpkg-query -W -f='${Status}, version ${Version}' "$name")" | n
 dpkg-query -L "$name" | grep -v '^/\.$' | sort >"$SCRATCH/files"
-while read -r f; do [ -f "$f" ] && echo "$f"; done <"$SCRATCH/files" | n | sed 's/^/  installed: /'
+while read -r f; do if [ -f "$f" ]; then echo "$f"; fi; done <"$SCRATCH/files" | n | sed 's/^/  installed: /'
 as_root dpkg --verify "$name" && echo "dpkg --verify: every file as packaged"
 
 use_system_pg "$PG_MAJOR"
@@ -68,5 +68,5 @@ while read -r f; do
 done <"$SCRATCH/files"
 echo "files and directories of the package left behind: $left"
 echo "pg_snowflake files in $libdir and $extdir: $(find "$libdir" "$extdir" -maxdepth 1 -name 'pg_snowflake*' | wc -l)" | n
-as_root dpkg --purge "$name" >/dev/null 2>&1
+as_root dpkg --purge "$name" >/dev/null 2>&1 || true
 dpkg-query -W "$name" >/dev/null 2>&1 && echo "dpkg still knows $name after --purge" | n || echo "after dpkg --purge: dpkg does not know the package"
