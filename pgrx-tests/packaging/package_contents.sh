@@ -19,6 +19,8 @@ echo "files (mode, owner, path):"
 dpkg-deb -c "$deb" | awk '{print $1, $2, $6}' | n
 echo "control members: $(dpkg-deb --ctrl-tarfile "$deb" | tar -t | sort | tr '\n' ' ')"
 x="$SCRATCH/deb"
+t="$SCRATCH/tgz"
+rm -rf "$x" "$t"   # (left by another major's run)
 dpkg-deb -x "$deb" "$x"
 (cd "$x" && dpkg-deb -I "$deb" md5sums | md5sum -c --quiet) && echo "md5sums: every file matches"
 doc="$x/usr/share/doc/$name"
@@ -41,7 +43,6 @@ for f in "$x/usr/share/postgresql/$PG_MAJOR/extension/"*.sql; do
 done
 echo "== ${tgz##*/}" | n
 tar -tzvf "$tgz" | awk '{print $1, $2, $6}' | n
-t="$SCRATCH/tgz"
 mkdir -p "$t"
 tar -xzf "$tgz" -C "$t"
 tdir="$t/${name}_${version}_$arch"

@@ -9,7 +9,9 @@
 version=$(cargo_version)
 v() { sed "s/${version//./\\.}/<version>/g"; }
 generated="$("$PG_CONFIG" --sharedir)/extension/pg_snowflake--$version.sql"
+# (The scratch dir serves every version of a run: start from a clean copy.)
 project="$SCRATCH/project"
+rm -rf "$project" "$SCRATCH/project2"
 mkdir -p "$project/pgrx-tests"
 cp -r "$PROJECT_DIR/Cargo.toml" "$PROJECT_DIR/sql" "$project/"
 cp -r "$PROJECT_DIR/pgrx-tests/sql-snapshot" "$project/pgrx-tests/"
