@@ -7,11 +7,19 @@
 # Usage: bash pgrx-tests/demo.sh
 #   MACHINE_ID=42 bash pgrx-tests/demo.sh    another machine id
 #   PG_MAJOR=18 bash pgrx-tests/demo.sh      another PostgreSQL (14 to 18; default 15)
+#
+# With PostgreSQL 15 (the default) the demo installs the extension into Debian's postgresql-15
+# (/usr/lib/postgresql/15, /usr/share/postgresql/15/extension), the system's PostgreSQL: the demo is
+# meant to show the extension where a user would run it. With another major it uses the tests' own
+# PostgreSQL of that major. (The tests never touch the system's PostgreSQL.)
 set -euo pipefail
 # shellcheck source=pgrx-tests/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ensure_setup "${PG_MAJOR:-15}"
+major=${PG_MAJOR:-15}
+[ "$major" = "$SYSTEM_PG_MAJOR" ] && ensure_debian_packages "postgresql-$major"
+ensure_setup "$major"
+[ "$major" = "$SYSTEM_PG_MAJOR" ] && use_system_pg "$major"
 new_scratch
 install_extension
 
@@ -20,13 +28,5 @@ init_cluster demo "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine
 start_cluster demo
 
 say "inserting rows and decoding their ids"
-psql_on demo -e <<'SQL'
-CREATE EXTENSION pg_snowflake;
-CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
-INSERT INTO orders(item) VALUES ('book') RETURNING id, (snowflake_decode(id)).*;
-INSERT INTO orders(item) SELECT 'item ' || g FROM generate_series(1, 5) g;
-SELECT o.id, o.item, d.ts, d.machine_id, d.sequence
-FROM orders o, LATERAL snowflake_decode(o.id) d
-ORDER BY o.id DESC;
-SQL
+psql_on demo -e -f "$PROJECT_DIR/pgrx-tests/include/demo.sql"
 say "done; the server and its data are removed"

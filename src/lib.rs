@@ -6,7 +6,7 @@ mod postgres;
 
 use postgres::{lease_worker, server_config, shared_memory};
 
-::pgrx::pg_module_magic!(name = c"pg_snowflake", version = c"0.1.0");
+::pgrx::pg_module_magic!(name = c"pg_snowflake", version = c"0.2.0");
 
 /// Runs in the postmaster when the library is in `shared_preload_libraries`, and in a backend when
 /// it is loaded on first use. Only the first may define the PGC_POSTMASTER settings and ask for

@@ -32,9 +32,15 @@ fn snowflake_stats(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('s
         row.set_by_name("machine_id", settings::machine_id_if_set()),
         row.set_by_name("layout", layout.map(|l| l.describe())),
         row.set_by_name("stats_reset", to_timestamptz(stats.reset_unix_ms)),
-        row.set_by_name("mark_ahead_ms", (mark_ms >= 0).then(|| mark_ms - wall_clock_ms())),
     ];
     fill_row("snowflake_stats", results);
+    // A field added in 0.2.0: between a package upgrade and ALTER EXTENSION ... UPDATE the type is
+    // still 0.1.0's, without it; the other fields are still filled.
+    let ahead = (mark_ms >= 0).then(|| mark_ms - wall_clock_ms());
+    match row.set_by_name("mark_ahead_ms", ahead) {
+        Ok(()) | Err(pgrx::datum::TryFromDatumError::NoSuchAttributeName(_)) => {}
+        Err(e) => error!("type snowflake_stats has changed: {e}"),
+    }
     row
 }
 
