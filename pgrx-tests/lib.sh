@@ -210,7 +210,8 @@ new_scratch() {
 stop_all_clusters() {
   local pid
   for pid in "$SCRATCH"/*/postmaster.pid; do
-    [ -f "$pid" ] && as_pg_owner "$PG_BIN/pg_ctl" -D "$(dirname "$pid")" -m immediate -w stop >/dev/null 2>&1
+    # (A postmaster already gone, its pid file left behind, is no failure.)
+    [ -f "$pid" ] && { as_pg_owner "$PG_BIN/pg_ctl" -D "$(dirname "$pid")" -m immediate -w stop >/dev/null 2>&1 || true; }
   done
   return 0
 }
@@ -220,7 +221,8 @@ remove_all_clusters() {
   local version
   stop_all_clusters
   for version in "$SCRATCH"/*/PG_VERSION; do
-    [ -f "$version" ] && rm -rf "$(dirname "$version")"
+    # (A process that is still going away may write meanwhile: try again once.)
+    [ -f "$version" ] && { rm -rf "$(dirname "$version")" 2>/dev/null || { sleep 1; rm -rf "$(dirname "$version")"; }; }
   done
   return 0
 }

@@ -12,12 +12,25 @@ as_pg_owner mkdir -p "$XDG_CONFIG_HOME" "$XDG_DATA_HOME"
 tree() { echo "$1"; local c; for c in $(pgrep -P "$1" || true); do tree "$c"; done; }
 # At the end, every pg_autoctl process of this scenario (their titles change, their environment
 # does not) is stopped; test.sh stops the postmasters left.
-stop_autoctl() {
+ours() {
   local pid
   for pid in $(pgrep -u postgres pg_autoctl || true); do
-    { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qxF "XDG_CONFIG_HOME=$XDG_CONFIG_HOME" && kill "$pid" 2>/dev/null
+    { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qxF "XDG_CONFIG_HOME=$XDG_CONFIG_HOME" && echo "$pid"
   done
-  sleep 1
+  return 0
+}
+stop_autoctl() {
+  local pids i
+  pids=$(ours)
+  [ -n "$pids" ] && kill $pids 2>/dev/null
+  for i in $(seq 1 100); do
+    [ -z "$(ours)" ] && break
+    sleep 0.1
+  done
+  pids=$(ours)
+  [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+  # The postmasters they leave are stopped by the test command, like every scenario's.
+  return 0
 }
 trap stop_autoctl EXIT
 
