@@ -62,7 +62,11 @@ set_and_restart() {
   for kv in "$@"; do
     psql_on bench -c "ALTER SYSTEM SET ${kv%%=*} = '${kv#*=}'"
   done
-  restart_cluster bench
+  # Experiments change the layout; a server refuses a layout other than its mark's (as it
+  # should), so this throwaway one starts each experiment from no mark.
+  stop_cluster bench
+  rm -f "$SCRATCH/bench/pg_snowflake.mark"
+  start_cluster bench
 }
 
 bench_dir="$PROJECT_DIR/pgrx-tests/bench"

@@ -1,6 +1,6 @@
 # The Debian package installed for real into Debian's own postgresql-<N> (the system's PostgreSQL:
 # this and the demo are the only tests that touch it): `apt-get install ./file.deb` on a tree where
-# no pg_snowflake file is (it refuses to start otherwise), `dpkg --verify`, a cluster of Debian's
+# no pg_snowflake file is (files no package owns are set aside meanwhile), `dpkg --verify`, a cluster of Debian's
 # server with the library preloaded runs the demo's SQL and an update from the released 0.1.0
 # through the packaged scripts, then `dpkg -r` removes every file the package installed.
 # (The major is printed as <N>, the version as <version>.)
@@ -15,12 +15,19 @@ dpkg-query -W -f='${Status}' "postgresql-$PG_MAJOR" 2>/dev/null | grep -q 'ok in
   || { echo "Debian's postgresql-$PG_MAJOR is not installed"; exit 1; }
 # A run that was cut short may have left the package installed: remove it first.
 dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q 'installed' && as_root dpkg -r "$name" >/dev/null
+# Files of pg_snowflake that no package installed (the demo's, or a cargo pgrx install's) are set
+# aside for the test and put back after it, so that the package meets a clean tree and running the
+# demo before the tests breaks nothing.
 stray=$(find "$libdir" "$extdir" -maxdepth 1 -name 'pg_snowflake*')
 if [ -n "$stray" ]; then
-  echo "refusing: files of pg_snowflake that no package installed are in Debian's PostgreSQL $PG_MAJOR"
-  echo "(from cargo pgrx install or the demo); remove them, then run this again:"
-  echo "$stray"
-  exit 1
+  mkdir -p "$SCRATCH/set_aside"
+  echo "$stray" >"$SCRATCH/set_aside.list"
+  while read -r f; do as_root mv "$f" "$SCRATCH/set_aside/"; done <"$SCRATCH/set_aside.list"
+  put_back() {
+    while read -r f; do as_root mv "$SCRATCH/set_aside/${f##*/}" "$f"; done <"$SCRATCH/set_aside.list"
+  }
+  trap put_back EXIT
+  echo "set aside for the test and put back after it: $(wc -l <"$SCRATCH/set_aside.list") files of the demo or a cargo pgrx install" >>"$REPORT"
 fi
 echo "before: no pg_snowflake file in $libdir or $extdir" | n
 
@@ -35,7 +42,7 @@ use_system_pg "$PG_MAJOR"
 init_cluster debian "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster debian
 echo "server: $PG_BIN/postgres, $("$PG_BIN/postgres" --version | grep -q '(Debian ' && echo "Debian's build")" | n
-psql_on debian -e -f "$PROJECT_DIR/pgrx-tests/include/demo.sql" >"$REPORT" 2>&1
+psql_on debian -e -f "$PROJECT_DIR/pgrx-tests/include/demo.sql" >>"$REPORT" 2>&1
 psql_on debian -At <<'SQL'
 SELECT 'demo: ' || count(*) || ' rows, ids distinct: ' || (count(DISTINCT id) = count(*))
        || ', machine ids: ' || string_agg(DISTINCT snowflake_machine_id(id)::text, ',') FROM orders;
