@@ -28,3 +28,7 @@ COMMENT ON FUNCTION snowflake_to_public(bigint) IS
 COMMENT ON FUNCTION snowflake_from_public(text) IS 'The id of a public token; an error for a token that is not one of ours';
 COMMENT ON FUNCTION snowflake_try_from_public(text) IS 'The id of a public token, or NULL for a token that is not one of ours';
 COMMENT ON FUNCTION snowflake_clock() IS 'The time as the generator reads it now';
+COMMENT ON FUNCTION snowflake_peer_conninfo(text, integer, integer) IS
+    'For snowflake_check_peers(): a connection string without its passwords, with a connect_timeout, and its secrets to mask';
+COMMENT ON FUNCTION snowflake_peer_deadline(integer) IS
+    'For snowflake_check_peers(): disarms this backend''s connect deadline (returns whether it fired), then arms it for ms';
