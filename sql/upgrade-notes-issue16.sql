@@ -225,3 +225,13 @@ COMMENT ON FUNCTION snowflake_peer_conninfo(text, integer, integer) IS
     'For snowflake_check_peers(): a connection string without its passwords, with a connect_timeout, and its secrets to mask';
 COMMENT ON FUNCTION snowflake_peer_deadline(integer) IS
     'For snowflake_check_peers(): disarms this backend''s connect deadline (returns whether it fired), then arms it for ms';
+
+-- 2. Least privilege (sql/comments.sql, "Privileges"): revoked from PUBLIC. snowflake_stats_reset()
+--    was revoked already in 0.1.0 and stays so. Roles that insert must then be granted
+--    snowflake_nextval() (and the public-id functions if they use them), best in the same
+--    transaction as ALTER EXTENSION ... UPDATE, or their inserts fail with 42501 (README "Security").
+REVOKE ALL ON FUNCTION @extschema@.snowflake_nextval() FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_to_public(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_from_public(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_try_from_public(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_check_peers(text[], double precision, integer) FROM PUBLIC;
