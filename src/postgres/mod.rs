@@ -1,6 +1,7 @@
 //! The PostgreSQL shell around the core: everything that knows PostgreSQL, and nothing that decides
 //! which id comes next.
 //! - [`settings`]: the `snowflake.*` settings (GUCs);
+//! - [`key_file`]: the key of public ids, read from `snowflake.public_key_file`;
 //! - [`server_config`]: the layout and generator, parsed once in the postmaster at start;
 //! - [`shared_memory`]: where the core's shared state lives, set up by the book;
 //! - [`process_counters`]: one ids-issued counter per process slot;
@@ -13,6 +14,7 @@
 
 pub mod errors;
 pub mod host;
+pub mod key_file;
 pub mod lease_worker;
 pub mod mark_store;
 pub mod process_counters;
