@@ -65,9 +65,16 @@ unsafe extern "C" fn on_deadline() {
 }
 
 /// Disarms the deadline of this backend and returns whether it fired since it was armed; then,
-/// if `ms` > 0, arms it to cancel the running statement in `ms` milliseconds. VOLATILE.
+/// if `ms` > 0, arms it to cancel the running statement in `ms` milliseconds (PostgreSQL 16 and
+/// later; before, it does nothing and returns false). VOLATILE.
 #[pg_extern(volatile, parallel_unsafe, strict)]
 fn snowflake_peer_deadline(ms: i32) -> bool {
+    // PostgreSQL 14 and 15: dblink connects with PQconnectdb(), which honours connect_timeout and
+    // cannot be interrupted; a cancel of ours would only land after it returned, on whatever the
+    // caller runs next (its error handler). So no timer there.
+    if cfg!(any(feature = "pg14", feature = "pg15")) {
+        return false;
+    }
     let mut id = TIMER_ID.load(Relaxed);
     if id < 0 {
         // SAFETY: registering a handler in this backend's timeout table (ERRORs are guarded).
