@@ -50,7 +50,10 @@ started=$(date +%s)
 # postgresql.auto.conf and restarts it (set_and_restart).
 init_cluster bench "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 1" \
   "jit = off" "max_parallel_workers_per_gather = 0" "max_connections = 120" \
-  "snowflake.public_key = '000102030405060708090a0b0c0d0e0f'"
+  "snowflake.public_key_file = 'snowflake.key'"
+# The key of public ids, in a file as the README says (owned by the server's OS user, mode 0600).
+echo 000102030405060708090a0b0c0d0e0f | as_pg_owner tee "$SCRATCH/bench/snowflake.key" >/dev/null
+as_pg_owner chmod 600 "$SCRATCH/bench/snowflake.key"
 start_cluster bench
 psql_on bench -c "CREATE EXTENSION pg_snowflake" -c "CREATE EXTENSION pgstattuple"
 

@@ -21,10 +21,32 @@ COMMENT ON TYPE snowflake_stats IS 'The generator''s health, as returned by snow
 COMMENT ON FUNCTION snowflake_stats() IS
     'The generator''s counters, last issued time, durable high-water mark, machine id and layout';
 COMMENT ON FUNCTION snowflake_stats_reset() IS 'Zeroes the counters of snowflake_stats() (superuser)';
--- Resetting the counters is for the superuser (who may grant it).
-REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;
 COMMENT ON FUNCTION snowflake_to_public(bigint) IS
     'The opaque public form of an id (AES with snowflake.public_key): 26 characters, reversible only with the key';
 COMMENT ON FUNCTION snowflake_from_public(text) IS 'The id of a public token; an error for a token that is not one of ours';
 COMMENT ON FUNCTION snowflake_try_from_public(text) IS 'The id of a public token, or NULL for a token that is not one of ours';
 COMMENT ON FUNCTION snowflake_clock() IS 'The time as the generator reads it now';
+COMMENT ON FUNCTION snowflake_peer_conninfo(text, integer, integer) IS
+    'For snowflake_check_peers(): a connection string without its passwords, with a connect_timeout, and its secrets to mask';
+COMMENT ON FUNCTION snowflake_peer_deadline(integer) IS
+    'For snowflake_check_peers(): disarms this backend''s connect deadline (returns whether it fired), then arms it for ms';
+
+-- Privileges: least privilege by default (README "Security"). PUBLIC keeps what only reads or
+-- computes: decode, the extractors, from_timestamp, compose, layout, clock, stats, and the helpers
+-- of snowflake_check_peers(), which act only on the caller's own dblink links and statement.
+-- Revoked from PUBLIC, to be granted to the roles that need them:
+-- - snowflake_nextval(): it spends the server's ids per tick (a role minting in a loop makes every
+--   other caller wait for the next tick) and writes the durable mark; like a sequence's nextval(),
+--   which needs USAGE on the sequence. A DEFAULT runs with the inserting role's privileges, so
+--   grant it to the application roles that insert: GRANT EXECUTE ON FUNCTION snowflake_nextval() TO app;
+-- - snowflake_to_public(), snowflake_from_public(), snowflake_try_from_public(): an oracle of the
+--   server's key (mint a token for any id, read the id, hence the time, of any token); grant them
+--   to the roles that serve public ids;
+-- - snowflake_stats_reset(): the counters are everyone's;
+-- - snowflake_check_peers(): opens network connections from the server.
+REVOKE ALL ON FUNCTION snowflake_nextval() FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_to_public(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_from_public(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_try_from_public(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_check_peers(text[], double precision, integer) FROM PUBLIC;

@@ -30,6 +30,8 @@ pub fn sqlstate(e: &Error) -> PgSqlErrorCode {
         | Error::UnknownPreset { .. }
         | Error::PublicKeyInvalid { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
         Error::MarkUnreadable => ERRCODE_DATA_CORRUPTED,
+        // As PostgreSQL's own complaints about a configuration file.
+        Error::KeyFile { .. } => ERRCODE_CONFIG_FILE_ERROR,
         Error::InvalidPublicId { .. } => ERRCODE_INVALID_TEXT_REPRESENTATION,
         Error::MarkWrite { .. } => ERRCODE_IO_ERROR,
         // The fault lies outside PostgreSQL, in the system clock.

@@ -2,6 +2,7 @@
 //! which id comes next.
 //! - [`settings`]: the `snowflake.*` settings (GUCs);
 //! - [`clock`]: the wall clock and the boot-time clock;
+//! - [`key_file`]: the key of public ids, read from `snowflake.public_key_file`;
 //! - [`server_config`]: the layout and generator, parsed once in the postmaster at start;
 //! - [`shared_memory`]: where the core's shared state lives, set up by the book;
 //! - [`process_counters`]: one ids-issued counter per process slot;
@@ -15,6 +16,7 @@
 pub mod clock;
 pub mod errors;
 pub mod host;
+pub mod key_file;
 pub mod lease_worker;
 pub mod mark_store;
 pub mod process_counters;

@@ -30,6 +30,11 @@ pub enum Error {
         reason: String,
     },
     PublicKeyUnset,
+    /// The key file named by `snowflake.public_key_file` cannot be used (its text is never repeated).
+    KeyFile {
+        path: String,
+        problem: crate::key_file::KeyFileProblem,
+    },
     /// The key setting is not 32 or 64 hexadecimal characters (its text is never repeated).
     PublicKeyInvalid {
         setting: &'static str,
@@ -99,7 +104,8 @@ impl Error {
                 "the snowflake high-water mark file {:?} in the data directory could not be read",
                 crate::mark_file::FILE_NAME
             ),
-            Error::PublicKeyUnset => "snowflake.public_key is not set".into(),
+            Error::PublicKeyUnset => "snowflake.public_key_file is not set: public ids need a key".into(),
+            Error::KeyFile { path, problem } => problem.message(path),
             Error::PublicKeyInvalid { setting, length } => format!(
                 "{setting} is not 32 or 64 hexadecimal characters (a 128- or 256-bit key); it has {length} characters"
             ),
@@ -131,7 +137,8 @@ impl Error {
             Error::EpochUnparsable { .. } => "Write the epoch as in 2025-01-01 00:00:00+00, with an explicit UTC offset, and restart.".into(),
             Error::UnknownPreset { .. } => "Name one of the known layouts, or 'server' for this server's own.".into(),
             Error::MarkUnreadable => "The server log says why. The file holds the time of the last id this server may have issued: restore it; or remove it and restart, only if the clock is certainly later than every id issued or with a snowflake.machine_id no server has used.".into(),
-            Error::PublicKeyUnset => "Set snowflake.public_key to 32 or 64 random hexadecimal characters (for example from: openssl rand -hex 16) in postgresql.conf and reload. Keep it secret and keep it: tokens only decode with their key.".into(),
+            Error::PublicKeyUnset => "Write a key into a file owned by the server's OS user with chmod 600 (openssl rand -hex 32 > keyfile), name it in postgresql.conf with snowflake.public_key_file, and reload. Keep it secret and keep it: tokens only decode with their key.".into(),
+            Error::KeyFile { path, problem } => problem.hint(path),
             Error::PublicKeyInvalid { .. } => "Write the key as 32 or 64 hexadecimal characters (openssl rand -hex 16, or -hex 32) and reload.".into(),
             Error::InvalidPublicId { .. } => "Public ids are 26 characters made by snowflake_to_public() with this server's key; snowflake_try_from_public() returns NULL instead of raising.".into(),
             Error::MarkWrite { .. } => "Check the data directory's free space and permissions, and with snowflake.lease_sync = on that the synchronous standbys are connected; ids resume as soon as the mark can be written.".into(),

@@ -10,6 +10,8 @@
 //! - [`start_check`]: what the mark on disk says at start (a copy, a changed layout);
 //! - [`error`]: every error a user can meet, as plain data with its message and hint;
 //! - [`public_id`]: keyed, reversible public ids;
+//! - [`key_file`]: the key file of public ids: its text, its owner and permissions;
+//! - [`conninfo`]: libpq connection strings: secrets masked, a connect timeout added;
 //! - [`state`]: what every process shares: the state word, the mark, the statistics;
 //! - [`host`]: what the generator needs from the world (clock, waits, mark store, events);
 //! - [`lease_record`]: the lease as a WAL record, for servers that replay the WAL;
@@ -19,9 +21,11 @@
 #![forbid(unsafe_code)]
 
 pub mod calendar;
+pub mod conninfo;
 pub mod error;
 pub mod generator;
 pub mod host;
+pub mod key_file;
 pub mod layout;
 pub mod lease;
 pub mod lease_record;

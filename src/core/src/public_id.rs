@@ -16,6 +16,7 @@ use crate::layout::LayoutError;
 use aes::cipher::generic_array::GenericArray;
 use aes::cipher::{BlockDecrypt, BlockEncrypt, KeyInit};
 use aes::{Aes128, Aes256};
+use zeroize::Zeroizing;
 
 /// The check value: the second half of every plaintext block.
 const CHECK: [u8; 8] = *b"snowflk1";
@@ -35,8 +36,10 @@ impl PublicKey {
         if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(invalid());
         }
-        let bytes: Vec<u8> =
-            (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+        // Zeroed when dropped; so are the AES key schedules (the aes crate's zeroize feature).
+        let bytes: Zeroizing<Vec<u8>> = Zeroizing::new(
+            (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect(),
+        );
         match hex.len() {
             32 => Ok(PublicKey::Aes128(Box::new(Aes128::new(GenericArray::from_slice(&bytes))))),
             64 => Ok(PublicKey::Aes256(Box::new(Aes256::new(GenericArray::from_slice(&bytes))))),
@@ -127,6 +130,14 @@ mod tests {
 
     fn key(hex: &str) -> PublicKey {
         PublicKey::from_hex("snowflake.public_key", hex).unwrap()
+    }
+
+    #[test]
+    fn key_material_is_zeroed_when_dropped() {
+        // A compile-time proof: both key schedules implement ZeroizeOnDrop.
+        fn zeroed_on_drop<T: zeroize::ZeroizeOnDrop>() {}
+        zeroed_on_drop::<Aes128>();
+        zeroed_on_drop::<Aes256>();
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod compose;
 mod decode;
 mod generate;
 mod layout;
+mod peers;
 mod public;
 mod stats;
 

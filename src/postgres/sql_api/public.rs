@@ -1,46 +1,19 @@
 //! Public ids: `snowflake_to_public()`, `snowflake_from_public()`, `snowflake_try_from_public()`.
-//! STABLE: the answer depends on snowflake.public_key, a setting.
+//! STABLE: the answer depends on the key file named by snowflake.public_key_file, read again at
+//! each reload. EXECUTE is revoked from PUBLIC (sql/comments.sql).
 
-use super::super::{server_config, settings};
+use super::super::key_file::{self, Keys};
+use super::super::server_config;
 use super::raise;
-use pg_snowflake_core::public_id::{self, PublicKey};
+use pg_snowflake_core::public_id;
 use pg_snowflake_core::Error;
 use pgrx::prelude::*;
-use std::cell::RefCell;
 use std::rc::Rc;
 
-struct Keys {
-    /// The settings' text the keys were made from: the cache is valid while it is unchanged.
-    text: (Option<Vec<u8>>, Option<Vec<u8>>),
-    current: PublicKey,
-    previous: Option<PublicKey>,
-}
-
-thread_local! {
-    /// The parsed keys of this backend: an AES key schedule is made once per key, not per call.
-    static KEYS: RefCell<Option<Rc<Keys>>> = const { RefCell::new(None) };
-}
-
-fn parse(setting: &'static str, text: &[u8]) -> Result<PublicKey, Error> {
-    let text = std::str::from_utf8(text).map_err(|_| Error::PublicKeyInvalid { setting, length: text.len() })?;
-    PublicKey::from_hex(setting, text)
-}
-
+/// The keys from snowflake.public_key_file (read once per reload, not per call).
 fn keys() -> Result<Rc<Keys>, Error> {
     server_config::layout()?; // the settings exist only when the library is preloaded
-    let (current, previous) = settings::public_keys();
-    if let Some(keys) = KEYS.with_borrow(|k| k.clone()) {
-        if keys.text.0.as_deref() == current && keys.text.1.as_deref() == previous {
-            return Ok(keys);
-        }
-    }
-    let keys = Rc::new(Keys {
-        text: (current.map(<[u8]>::to_vec), previous.map(<[u8]>::to_vec)),
-        current: parse("snowflake.public_key", current.ok_or(Error::PublicKeyUnset)?)?,
-        previous: previous.map(|p| parse("snowflake.public_key_previous", p)).transpose()?,
-    });
-    KEYS.with_borrow_mut(|k| *k = Some(keys.clone()));
-    Ok(keys)
+    key_file::keys()
 }
 
 /// The opaque, reversible public form of an id: 26 characters of a-z and 2-7.

@@ -1,0 +1,111 @@
+# snowflake_check_peers() pointed at anything: no password shown in any form libpq reads, a peer
+# that accepts TCP but never answers flagged within the timeout, statement_timeout ends a call
+# waiting on a peer, remote calls go to the remote extension's schema, and this server or one
+# server listed twice is counted once.
+export PGOPTIONS="-c client_min_messages=error"
+init_cluster peer_a "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 1"
+init_cluster peer_b "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 2"
+start_cluster peer_a
+start_cluster peer_b
+psql_on peer_a -c "CREATE EXTENSION pg_snowflake" -c "CREATE EXTENSION dblink"
+# Peer b has pg_snowflake in a schema of its own, and a decoy snowflake_stats() in public, which
+# an unqualified remote call would reach first.
+psql_on peer_b -c "CREATE SCHEMA snow" -c "CREATE EXTENSION pg_snowflake SCHEMA snow" -c "
+  CREATE FUNCTION public.snowflake_stats() RETURNS TABLE (machine_id integer, layout text)
+  LANGUAGE sql AS \$\$ SELECT 666, 'decoy' \$\$"
+psql_on peer_b -d template1 -c "SELECT 1" >/dev/null # a database without pg_snowflake
+
+sock=$SCRATCH
+pa=$(port_of peer_a)
+pb=$(port_of peer_b)
+enc_sock=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$sock")
+# The output shows placeholders for what changes from run to run.
+stable() { sed -e "s|$enc_sock|SOCK|g" -e "s|$sock|SOCK|g" -e "s|$pa|PORT_A|g" -e "s|$pb|PORT_B|g"; }
+check() { psql_on peer_a -At -F ' | ' -c "$1"; }
+
+echo "-- every form of password: shown masked, never in the output"
+secrets=(kv-secret-1 "q w-secret-2" "it's-secret-3" uri-secret-4 pgs-secret-5 query-secret-6 "p@ct-secret-7" ssl-secret-8 unreach-secret-9 unparsed-secret-10)
+peers=(
+  "host=$sock port=$pb dbname=postgres user=postgres password=kv-secret-1"
+  "host=$sock port=$pb dbname=postgres password = 'q w-secret-2'"
+  "host=$sock port=$pb dbname=postgres password='it\\'s-secret-3'"
+  "postgresql://postgres:uri-secret-4@$enc_sock:$pb/postgres"
+  "postgres://postgres:pgs-secret-5@$enc_sock:$pb/postgres"
+  "postgresql:///postgres?host=$enc_sock&port=$pb&password=query-secret-6&user=postgres"
+  "postgresql://postgres:p%40ct-secret-7@$enc_sock:$pb/postgres"
+  "host=$sock port=$pb dbname=postgres sslpassword=ssl-secret-8"
+  "postgresql://alice:unreach-secret-9@127.0.0.1:1/db"
+  "host=$sock password 'unparsed-secret-10'"
+)
+array=$(printf '%s\n' "${peers[@]}" | python3 -c 'import sys; print("ARRAY[" + ",".join("$p$" + l.rstrip("\n") + "$p$" for l in sys.stdin) + "]")')
+check "SELECT peer, machine_id, problems FROM snowflake_check_peers($array)" >"$SCRATCH/forms.out"
+# libpq's own words for a refused connection span lines; they are not ours to compare.
+perl -0pe 's/(cannot ask it: could not establish connection).*?"\}$/$1 (...)"}/gms' "$SCRATCH/forms.out" | stable
+leaked=0
+for s in "${secrets[@]}" "p%40ct-secret-7" "it\\'s-secret-3"; do
+  if grep -qF -- "$s" "$SCRATCH/forms.out"; then echo "LEAKED: $s"; leaked=$((leaked + 1)); fi
+done
+echo "passwords found in the output: $leaked of ${#secrets[@]}"
+
+echo "-- a peer that accepts TCP and never answers (127.0.0.1, stops by itself after 40 s)"
+python3 - "$SCRATCH/silent.port" <<'PY' &
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+s.settimeout(0.2)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+held, end = [], time.time() + 40
+while time.time() < end:
+    try:
+        held.append(s.accept()[0])  # accepted, never read, never answered
+    except socket.timeout:
+        pass
+PY
+silent_pid=$!
+for _ in $(seq 1 50); do [ -s "$SCRATCH/silent.port" ] && break; sleep 0.1; done
+silent="host=127.0.0.1 port=$(cat "$SCRATCH/silent.port") dbname=postgres password=silent-secret"
+# timed CALL: runs it, prints its output, and writes how long it took to $SCRATCH/elapsed.
+timed() {
+  local t0 t1
+  t0=$(date +%s.%N)
+  check "$1"
+  t1=$(date +%s.%N)
+  python3 -c "print(round($t1 - $t0, 1))" >"$SCRATCH/elapsed"
+}
+timed "SELECT problems FROM snowflake_check_peers(ARRAY['$silent'], timeout_s => 2) WHERE peer <> 'this server'" \
+  | sed -E 's/(cannot ask it: could not establish connection).*(timeout expired|did not answer within 2 s).*/\1: timed out"}/'
+echo "timeout_s => 2: returned within 4 s: $(python3 -c "print($(cat "$SCRATCH/elapsed") < 4)")"
+echo "silent peer, timeout_s => 2: $(cat "$SCRATCH/elapsed") s" >>"$REPORT"
+timed "SELECT count(*) FILTER (WHERE problems[1] ~ 'cannot ask it:.*(timeout expired|did not answer within 5 s)') || ' flagged unreachable' FROM snowflake_check_peers(ARRAY['$silent'])"
+echo "default timeout (5 s): returned within 7 s: $(python3 -c "print($(cat "$SCRATCH/elapsed") < 7)")"
+echo "silent peer, default timeout: $(cat "$SCRATCH/elapsed") s" >>"$REPORT"
+
+echo "-- a peer whose answer does not come: statement_timeout ends the call, timeout_s flags it"
+# Peer b's catalog of extensions is locked, so the remote lookup waits.
+psql_on peer_b -c "BEGIN" -c "LOCK TABLE pg_catalog.pg_extension IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(12)" -c "COMMIT" >/dev/null &
+locker=$!
+sleep 1
+b="host=$sock port=$pb dbname=postgres"
+t0=$(date +%s.%N)
+psql_on peer_a -At -v ON_ERROR_STOP=0 -v VERBOSITY=terse -c "SET statement_timeout = '1s'" \
+  -c "SELECT * FROM snowflake_check_peers(ARRAY['$b'], timeout_s => 60)" \
+  -c "RESET statement_timeout" \
+  -c "SELECT problems FROM snowflake_check_peers(ARRAY['$b'], timeout_s => 1) WHERE peer <> 'this server'" 2>&1 | sed 's/^psql:[^E]*ERROR/ERROR/'
+t1=$(date +%s.%N)
+echo "both calls ended within 5 s: $(python3 -c "print($t1 - $t0 < 5)")"
+wait "$locker"
+echo "once the lock is gone, the same session asks again:"
+psql_on peer_a -At -F ' | ' -c "SET statement_timeout = '1s'" -c "SELECT * FROM snowflake_check_peers(ARRAY['$b'], timeout_s => 60) WHERE false" \
+  -c "RESET statement_timeout" -c "SELECT machine_id, problems FROM snowflake_check_peers(ARRAY['$b']) WHERE peer <> 'this server'" 2>&1 | sed 's/^psql:[^E]*ERROR/ERROR/'
+
+echo "-- remote calls go to the remote extension's schema; a database without it is flagged"
+check "SELECT machine_id, problems FROM snowflake_check_peers(ARRAY['$b', 'host=$sock port=$pb dbname=template1']) WHERE peer <> 'this server'"
+
+echo "-- this server listed as a peer, and one peer listed twice: counted once"
+a="host=$sock port=$pa dbname=postgres"
+check "SELECT peer, machine_id, problems FROM snowflake_check_peers(ARRAY['$a', '$b', '$b application_name=again', 'postgresql://postgres@$enc_sock:$pb/postgres'])" | stable
+echo "-- timeout_s out of range"
+{ check "SELECT snowflake_check_peers('{}', timeout_s => 0)" 2>&1 || true; } | sed 's/^psql:[^E]*ERROR/ERROR/' | sed '/^CONTEXT:/d'
+kill "$silent_pid" 2>/dev/null || true

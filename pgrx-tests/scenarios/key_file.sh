@@ -1,0 +1,104 @@
+# The key of public ids from a file (snowflake.public_key_file), as PostgreSQL treats ssl_key_file:
+# read at start and at each reload, refused when not owned by the server's OS user with mode 0600
+# or less, rotation through the file, and the key in none of pg_settings, pg_db_role_setting,
+# pg_stat_activity or the server log (log_statement = 'all'), for a plain role, a member of
+# pg_read_all_settings, or a superuser. The retired inline settings refuse any value without
+# repeating it.
+export PGOPTIONS="-c client_min_messages=error"
+K_FIXED=000102030405060708090a0b0c0d0e0f # the unit tests' key: its known answers
+K1=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
+K2=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+K_RETIRED=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+init_cluster keys "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" \
+  "snowflake.public_key_file = 'snowflake.key'" "log_statement = 'all'" \
+  "snowflake.public_key = '$K_RETIRED'"
+DATA=$SCRATCH/keys
+# write_key MODE LINE...: the key file, written by the server's OS user.
+cat >"$SCRATCH/write_key.sh" <<EOF
+mode=\$1; shift
+if [ "\$(id -u)" = 0 ]; then run() { runuser -u postgres -- "\$@"; }; else run() { "\$@"; }; fi
+printf '%s\n' "# pg_snowflake public-id keys: current, then previous" "\$@" | run tee "$DATA/snowflake.key.new" >/dev/null
+run chmod "\$mode" "$DATA/snowflake.key.new"
+run mv "$DATA/snowflake.key.new" "$DATA/snowflake.key"
+EOF
+write_key() { bash "$SCRATCH/write_key.sh" "$@"; }
+reload() { psql_on keys -c "SELECT pg_reload_conf()" >/dev/null; sleep 0.5; }
+q() { { psql_on keys -At -c "$1" 2>&1 || true; } | sed 's/^psql:[^E]*ERROR/ERROR/'; }
+
+write_key 600 "$K_FIXED"
+start_cluster keys
+echo "-- read at start"
+grep -c 'the key of public ids was read from snowflake.public_key_file "snowflake.key"' "$SCRATCH/keys.log" || true
+grep -o 'snowflake.public_key and snowflake.public_key_previous are retired[^;]*' "$SCRATCH/keys.log" | head -n 1
+psql_on keys -c "CREATE EXTENSION pg_snowflake" -c "CREATE ROLE app" -c "CREATE ROLE reader" \
+  -c "CREATE ROLE settings_reader IN ROLE pg_read_all_settings" \
+  -c "GRANT EXECUTE ON FUNCTION snowflake_to_public(bigint), snowflake_from_public(text), snowflake_try_from_public(text) TO app"
+echo "-- the unit tests' known answer, round trips, tokens that are not ours"
+q "SELECT snowflake_to_public(1)"
+q "SELECT count(*) FROM generate_series(1, 2000) i WHERE snowflake_from_public(snowflake_to_public(i * 1234567::bigint)) <> i * 1234567::bigint"
+q "SELECT snowflake_from_public('squg3pzlbqo6m356ttzatppckj')"
+q "SELECT snowflake_try_from_public('squg3pzlbqo6m356ttzatppckj') IS NULL"
+
+echo "-- rotation through the file, seen by a session that was already running"
+write_key 600 "$K1"
+reload
+old=$(q "SELECT snowflake_to_public(42)")
+psql_on keys -At -v ON_ERROR_STOP=0 -v VERBOSITY=terse 2>&1 <<SQL | sed -e 's/^psql:[^E]*ERROR/ERROR/' -e "s/$old/TOKEN_OF_42_UNDER_K1/"
+SELECT 'made with K1: ' || snowflake_from_public('$old');
+\! bash $SCRATCH/write_key.sh 600 $K2 $K1
+SELECT 'K2 then K1 in the file, reloaded: ' || pg_reload_conf();
+\! sleep 0.5
+SELECT 'K1 now the previous key, its token still decodes: ' || snowflake_from_public('$old');
+SELECT 'new tokens use K2: ' || (snowflake_to_public(42) <> '$old');
+SELECT 'round trip under K2: ' || snowflake_from_public(snowflake_to_public(42));
+\! bash $SCRATCH/write_key.sh 600 $K2
+SELECT 'K2 alone in the file, reloaded: ' || pg_reload_conf();
+\! sleep 0.5
+SELECT 'K1 dropped, its token refused: ' || (snowflake_try_from_public('$old') IS NULL);
+SELECT snowflake_from_public('$old');
+SQL
+
+echo "-- a key file that cannot be used is refused (at reload in the log, at use with F0000)"
+for bad in "640" "604" "644" "chown" "three keys" "not hex" "empty" "missing"; do
+  case $bad in
+    chown) write_key 644 "$K2"; chown root "$DATA/snowflake.key" ;;
+    "three keys") write_key 600 "$K2" "$K1" "$K1" ;;
+    "not hex") write_key 600 "${K2:0:31}x" ;;
+    empty) write_key 600 ;;
+    missing) rm "$DATA/snowflake.key" ;;
+    *) write_key "$bad" "$K2" ;;
+  esac
+  reload
+  echo "$bad: $({ psql_on keys -At -c "SELECT snowflake_to_public(1)" 2>&1 || true; } \
+    | grep -o 'ERROR: .*' | sed "s/user id [0-9]*/user id N/g" | head -n 1)"
+done
+{ psql_on keys -At -v VERBOSITY=verbose -c "SELECT snowflake_to_public(1)" 2>&1 || true; } | grep -E '^(psql:.*ERROR|HINT)' | sed -E 's/^psql:[^E]*ERROR/ERROR/; s/user id [0-9]+/user id N/g'
+{ grep -c 'public ids are refused until the key file is fixed' "$SCRATCH/keys.log" || true; } | sed 's/^/warnings logged at reload: /'
+write_key 600 "$K2" "$K1"
+reload
+q "SELECT snowflake_from_public(snowflake_to_public(7))"
+
+echo "-- the retired inline settings refuse a key without repeating it"
+q "ALTER SYSTEM SET snowflake.public_key = '$K_RETIRED'" | sed "s/$K_RETIRED/THE KEY/g"
+q "SET snowflake.public_key_previous = '$K_RETIRED'" | sed "s/$K_RETIRED/THE KEY/g"
+q "ALTER ROLE reader SET snowflake.public_key = '$K_RETIRED'" | sed "s/$K_RETIRED/THE KEY/g"
+
+echo "-- the keys are in none of the views, for any role"
+# Controls: the same reads find a value put where each view shows it.
+psql_on keys -c "ALTER ROLE reader SET application_name = 'control-in-role-setting'"
+for role in reader settings_reader app postgres; do
+  psql_on keys -At -c "SET application_name = 'control-in-activity'" -c "SET ROLE $role" -c "
+    SELECT 'pg_settings ' || string_agg(s::text, ' ') FROM pg_settings s;
+    SELECT 'show_all ' || string_agg(a::text, ' ') FROM (SELECT * FROM pg_show_all_settings()) a;
+    SELECT 'db_role_setting ' || string_agg(r::text, ' ') FROM pg_db_role_setting r;
+    SELECT 'activity ' || string_agg(a::text, ' ') FROM pg_stat_activity a;
+    SELECT 'current_setting ' || current_setting('snowflake.public_key_file');" >"$SCRATCH/views-$role.out" 2>&1
+  found=$({ grep -o -e "$K1" -e "$K2" -e "$K_RETIRED" "$SCRATCH/views-$role.out" || true; } | wc -l)
+  controls=$(grep -c -e 'control-in-activity' -e 'control-in-role-setting' "$SCRATCH/views-$role.out" || true)
+  echo "$role: keys found: $found; controls found in $controls views"
+done
+stop_cluster keys
+echo "-- the server log (log_statement = 'all') after all of this: only the statements we typed the retired key into"
+for k in K1 K2 K_RETIRED; do
+  echo "$k in the log: $(grep -c -- "${!k}" "$SCRATCH/keys.log" || true) lines, outside our own statements: $(grep -- "${!k}" "$SCRATCH/keys.log" | grep -vc -e ' LOG:  statement: ' -e ' STATEMENT:  ' || true)"
+done

@@ -1,0 +1,41 @@
+\pset format unaligned
+\pset footer off
+-- conf: shared_preload_libraries = 'pg_snowflake'
+-- conf: snowflake.machine_id = 7
+-- Least privilege by default: what PUBLIC may execute, and the documented way to give an
+-- application role snowflake_nextval() only. Roles are taken with SET ROLE (they cannot log in).
+\ir ../include/error_of.sql
+CREATE EXTENSION pg_snowflake;
+CREATE EXTENSION dblink;
+CREATE ROLE app;
+CREATE ROLE nobody;
+-- Every function of the extension, and whether a role with no grant may execute it.
+SELECT p.oid::regprocedure AS function, has_function_privilege('nobody', p.oid, 'EXECUTE') AS public_may_execute
+FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_snowflake'
+ORDER BY p.proname, 1::text;
+-- The README's recipe: the table's owner gives the application role the generator, nothing more.
+CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
+GRANT INSERT, SELECT ON orders TO app, nobody;
+GRANT EXECUTE ON FUNCTION snowflake_nextval() TO app;
+SET ROLE app;
+INSERT INTO orders(item) VALUES ('book') RETURNING (snowflake_decode(id)).machine_id;
+SELECT * FROM error_of('SELECT snowflake_stats_reset()');
+SELECT * FROM error_of('SELECT snowflake_to_public(1)');
+RESET ROLE;
+SET ROLE nobody;
+SELECT * FROM error_of($$INSERT INTO orders(item) VALUES ('pen')$$);
+SELECT * FROM error_of('SELECT snowflake_nextval()');
+SELECT * FROM error_of('SELECT snowflake_from_public(''aaaaaaaaaaaaaaaaaaaaaaaaaa'')');
+SELECT * FROM error_of('SELECT snowflake_try_from_public(''aaaaaaaaaaaaaaaaaaaaaaaaaa'')');
+SELECT * FROM error_of('SELECT snowflake_check_peers(''{}'')');
+SELECT * FROM error_of('SELECT snowflake_stats_reset()');
+-- What everyone keeps: reading ids and the generator's health.
+SELECT (snowflake_decode(id)).machine_id, snowflake_machine_id(id), snowflake_timestamp(id) > '2025-01-01' AS ts_ok FROM orders;
+SELECT machine_id FROM snowflake_stats();
+RESET ROLE;
+-- A superuser may grant the rest.
+GRANT EXECUTE ON FUNCTION snowflake_stats_reset() TO app;
+SET ROLE app;
+SELECT * FROM error_of('SELECT snowflake_stats_reset()');
+RESET ROLE;

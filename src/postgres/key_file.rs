@@ -1,0 +1,103 @@
+//! The key of public ids, from the file named by `snowflake.public_key_file`, as PostgreSQL reads
+//! `ssl_key_file`: the postmaster reads it at start and at each reload (and says in the log if it
+//! cannot be used), backends forked later inherit what it read, and a running backend reads it
+//! again at its first use after a reload. What the file may hold, and who may own it, is the
+//! core's (`pg_snowflake_core::key_file`); this opens it and keeps the keys.
+//!
+//! The key never leaves this process's memory: it is not a setting (so not in pg_settings,
+//! pg_db_role_setting or a `SET` that a log could catch), messages name the file and a line, never
+//! its text, and the text read, the key bytes and the AES key schedules are zeroed when dropped
+//! (at a reload that replaces them, or when the process ends).
+
+use super::settings::public_key_settings;
+use pg_snowflake_core::key_file::{self, KeyFileProblem};
+use pg_snowflake_core::public_id::PublicKey;
+use pg_snowflake_core::Error;
+use pgrx::pg_sys::panic::ErrorReport;
+use pgrx::{PgLogLevel, PgSqlErrorCode};
+use std::cell::RefCell;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::rc::Rc;
+use zeroize::Zeroizing;
+
+/// A key file is a few lines; anything longer is not one.
+const MAX_BYTES: u64 = 64 * 1024;
+
+pub struct Keys {
+    pub current: PublicKey,
+    pub previous: Option<PublicKey>,
+}
+
+struct Loaded {
+    generation: u64,
+    keys: Result<Rc<Keys>, Error>,
+}
+
+thread_local! {
+    /// The keys of this process and the configuration generation they were read under.
+    static LOADED: RefCell<Option<Loaded>> = const { RefCell::new(None) };
+}
+
+fn read(path: &str) -> Result<Keys, Error> {
+    let problem = |problem: KeyFileProblem| Error::KeyFile { path: path.to_string(), problem };
+    let unreadable = |e: std::io::Error| problem(KeyFileProblem::Unreadable { reason: e.to_string() });
+    // A relative path is relative to the data directory, every process's working directory.
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    // The opened file's own metadata: what is checked is what is read.
+    let meta = file.metadata().map_err(unreadable)?;
+    // SAFETY: geteuid() cannot fail.
+    key_file::check_permissions(meta.mode(), meta.uid(), unsafe { libc::geteuid() }).map_err(problem)?;
+    // Room for all of it at once: a growing buffer would leave copies of the key behind.
+    let mut text = Zeroizing::new(String::with_capacity(MAX_BYTES as usize + 1));
+    file.take(MAX_BYTES + 1).read_to_string(&mut text).map_err(unreadable)?;
+    if text.len() as u64 > MAX_BYTES {
+        return Err(problem(KeyFileProblem::TooLarge { max: MAX_BYTES }));
+    }
+    let (current, previous) = key_file::parse(&text).map_err(problem)?;
+    Ok(Keys { current, previous })
+}
+
+fn load(path: Option<String>) -> Result<Rc<Keys>, Error> {
+    read(&path.ok_or(Error::PublicKeyUnset)?).map(Rc::new)
+}
+
+/// The keys, read again if the configuration was reloaded since they were read.
+pub fn keys() -> Result<Rc<Keys>, Error> {
+    let generation = public_key_settings::generation();
+    LOADED.with_borrow_mut(|loaded| {
+        if loaded.as_ref().map(|l| l.generation) != Some(generation) {
+            // The old keys are dropped (and zeroed) here, unless a caller still holds them.
+            *loaded = Some(Loaded { generation, keys: load(public_key_settings::path()) });
+        }
+        loaded.as_ref().map(|l| l.keys.clone()).unwrap_or(Err(Error::PublicKeyUnset))
+    })
+}
+
+/// In the postmaster, at start and at each reload: reads the file and logs whether it can be used.
+pub fn load_in_postmaster(path: String) {
+    let generation = public_key_settings::generation();
+    let shown = path.clone();
+    let keys = load((!path.is_empty()).then_some(path));
+    match &keys {
+        Ok(k) => ErrorReport::new(
+            PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+            format!(
+                "pg_snowflake: the key of public ids was read from {} \"{shown}\"{}",
+                key_file::SETTING,
+                if k.previous.is_some() { ", with a previous key" } else { "" }
+            ),
+            "pg_snowflake key file",
+        )
+        .report(PgLogLevel::LOG),
+        Err(Error::PublicKeyUnset) => {}
+        Err(e) => ErrorReport::new(
+            super::errors::sqlstate(e),
+            format!("pg_snowflake: public ids are refused until the key file is fixed: {}", e.message()),
+            "pg_snowflake key file",
+        )
+        .set_hint(e.hint())
+        .report(PgLogLevel::WARNING),
+    }
+    LOADED.with_borrow_mut(|loaded| *loaded = Some(Loaded { generation, keys }));
+}
