@@ -54,7 +54,8 @@ fn read(path: &str) -> Result<Keys, Error> {
     if text.len() as u64 > MAX_BYTES {
         return Err(problem(KeyFileProblem::TooLarge { max: MAX_BYTES }));
     }
-    let (current, previous) = key_file::parse(&text).map_err(problem)?;
+    let (current, previous) =
+        key_file::parse(&text, |hex| PublicKey::from_hex(key_file::SETTING, hex).ok()).map_err(problem)?;
     Ok(Keys { current, previous })
 }
 

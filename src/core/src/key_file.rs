@@ -7,7 +7,6 @@
 //! rotation). Blank lines and lines starting with `#` are ignored. A problem names the line and
 //! the length, never the text. Everything read is zeroed when dropped.
 
-use crate::public_id::PublicKey;
 use zeroize::Zeroizing;
 
 /// The setting that names the file.
@@ -64,8 +63,13 @@ pub fn check_permissions(st_mode: u32, owner_uid: u32, server_uid: u32) -> Resul
     Ok(())
 }
 
-/// The keys a file holds: the current one, and the previous one if given.
-pub fn parse(text: &Zeroizing<String>) -> Result<(PublicKey, Option<PublicKey>), KeyFileProblem> {
+/// The keys a file holds, each made by `key_of` from its line (`None`: not a key): the current
+/// one, and the previous one if given. (The caller makes the keys, so that this module needs no
+/// cipher: `public_id` depends on the errors, which name the problems of this file.)
+pub fn parse<K>(
+    text: &Zeroizing<String>,
+    key_of: impl Fn(&str) -> Option<K>,
+) -> Result<(K, Option<K>), KeyFileProblem> {
     let mut keys = Vec::with_capacity(2);
     let mut count = 0;
     for (n, line) in text.lines().enumerate() {
@@ -77,8 +81,7 @@ pub fn parse(text: &Zeroizing<String>) -> Result<(PublicKey, Option<PublicKey>),
         if count > 2 {
             continue;
         }
-        let key = PublicKey::from_hex(SETTING, line)
-            .map_err(|_| KeyFileProblem::InvalidKey { line: n + 1, length: line.chars().count() })?;
+        let key = key_of(line).ok_or(KeyFileProblem::InvalidKey { line: n + 1, length: line.chars().count() })?;
         keys.push(key);
     }
     if count > 2 {
@@ -129,6 +132,7 @@ impl KeyFileProblem {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::public_id::PublicKey;
 
     const K1: &str = "000102030405060708090a0b0c0d0e0f";
     const K2: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
@@ -136,6 +140,10 @@ mod tests {
 
     fn text(s: &str) -> Zeroizing<String> {
         Zeroizing::new(s.to_string())
+    }
+
+    fn key(hex: &str) -> Option<PublicKey> {
+        PublicKey::from_hex(SETTING, hex).ok()
     }
 
     #[test]
@@ -161,10 +169,10 @@ mod tests {
     #[test]
     fn one_or_two_keys() {
         let msg = PublicKey::from_hex("x", K1).unwrap().to_public(42).unwrap();
-        let (current, previous) = parse(&text(&format!("# rotated 2026-11-30\n\n  {K2}  \n{K1}\n"))).unwrap();
+        let (current, previous) = parse(&text(&format!("# rotated 2026-11-30\n\n  {K2}  \n{K1}\n")), key).unwrap();
         assert_ne!(current.to_public(42).unwrap(), msg);
         assert_eq!(previous.unwrap().to_public(42).unwrap(), msg);
-        let (current, previous) = parse(&text(&format!("{K1}\n"))).unwrap();
+        let (current, previous) = parse(&text(&format!("{K1}\n")), key).unwrap();
         assert_eq!(current.to_public(42).unwrap(), msg);
         assert!(previous.is_none());
     }
@@ -172,12 +180,15 @@ mod tests {
     #[test]
     fn problems_name_the_line_never_the_text() {
         let secret = &K1[..31];
-        let e = parse(&text(&format!("# c\n{secret}\n"))).err().unwrap();
+        let e = parse(&text(&format!("# c\n{secret}\n")), key).err().unwrap();
         assert_eq!(e, KeyFileProblem::InvalidKey { line: 2, length: 31 });
         assert!(!e.message("/k").contains(secret));
         assert_eq!(e.message("/k"), "line 2 of snowflake.public_key_file \"/k\" is not 32 or 64 hexadecimal characters (a 128- or 256-bit key); it has 31 characters");
-        assert_eq!(parse(&text("# nothing\n\n")).err(), Some(KeyFileProblem::NoKey));
-        assert_eq!(parse(&text(&format!("{K1}\n{K1}\n{K2}\n"))).err(), Some(KeyFileProblem::TooManyKeys { count: 3 }));
+        assert_eq!(parse(&text("# nothing\n\n"), key).err(), Some(KeyFileProblem::NoKey));
+        assert_eq!(
+            parse(&text(&format!("{K1}\n{K1}\n{K2}\n")), key).err(),
+            Some(KeyFileProblem::TooManyKeys { count: 3 })
+        );
         let loose = KeyFileProblem::LooseMode { mode: 0o644 };
         assert_eq!(
             loose.message("/k"),
