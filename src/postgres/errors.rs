@@ -28,6 +28,8 @@ pub fn sqlstate(e: &Error) -> PgSqlErrorCode {
         Error::SettingNotAccepted { .. }
         | Error::EpochUnparsable { .. }
         | Error::UnknownPreset { .. }
+        | Error::NotAFixedLayout { .. }
+        | Error::LayoutArgument { .. }
         | Error::PublicKeyInvalid { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
         Error::MarkUnreadable => ERRCODE_DATA_CORRUPTED,
         Error::InvalidPublicId { .. } => ERRCODE_INVALID_TEXT_REPRESENTATION,

@@ -23,6 +23,16 @@ pub enum Error {
     UnknownPreset {
         name: String,
     },
+    /// An IMMUTABLE function was given `server` or an unknown name instead of a preset.
+    NotAFixedLayout {
+        name: String,
+    },
+    /// A layout given as arguments to an IMMUTABLE function has an argument out of range.
+    LayoutArgument {
+        argument: &'static str,
+        value: String,
+        allowed: String,
+    },
     /// The high-water mark file could not be read when shared memory was set up.
     MarkUnreadable,
     /// A new high-water mark could not be written.
@@ -92,6 +102,16 @@ impl Error {
                 "unknown snowflake layout {name:?}; known layouts: {}",
                 crate::presets::names().join(", ")
             ),
+            Error::NotAFixedLayout { name } if name.trim().eq_ignore_ascii_case(crate::presets::SERVER) => {
+                format!("layout {name:?} is not fixed: the server's layout can change, so an IMMUTABLE function cannot use it")
+            }
+            Error::NotAFixedLayout { name } => format!(
+                "unknown fixed snowflake layout {name:?}; the presets are: {}",
+                crate::presets::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            ),
+            Error::LayoutArgument { argument, value, allowed } => {
+                format!("snowflake layout argument {argument} = {value} is out of range ({allowed})")
+            }
             Error::ClockBehind { behind_ms, waited_ms } => format!(
                 "the system clock is {behind_ms} ms behind the last snowflake id this server may have issued; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
             ),
@@ -130,6 +150,7 @@ impl Error {
             Error::SettingNotAccepted { .. } => "Write the setting as a plain integer (see the server log for why it was refused) and restart.".into(),
             Error::EpochUnparsable { .. } => "Write the epoch as in 2025-01-01 00:00:00+00, with an explicit UTC offset, and restart.".into(),
             Error::UnknownPreset { .. } => "Name one of the known layouts, or 'server' for this server's own.".into(),
+            Error::NotAFixedLayout { .. } | Error::LayoutArgument { .. } => "Name a preset, or give this server's layout as arguments (epoch, machine_bits, sequence_bits, time_unit_ms: the values of SELECT * FROM snowflake_layout()), epoch with its UTC offset; the STABLE forms without a layout read the server's.".into(),
             Error::MarkUnreadable => "The server log says why. The file holds the time of the last id this server may have issued: restore it; or remove it and restart, only if the clock is certainly later than every id issued or with a snowflake.machine_id no server has used.".into(),
             Error::PublicKeyUnset => "Set snowflake.public_key to 32 or 64 random hexadecimal characters (for example from: openssl rand -hex 16) in postgresql.conf and reload. Keep it secret and keep it: tokens only decode with their key.".into(),
             Error::PublicKeyInvalid { .. } => "Write the key as 32 or 64 hexadecimal characters (openssl rand -hex 16, or -hex 32) and reload.".into(),

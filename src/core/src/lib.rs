@@ -9,6 +9,7 @@
 //! - [`mark_file`]: the durable high-water mark on disk, and who wrote it;
 //! - [`start_check`]: what the mark on disk says at start (a copy, a changed layout);
 //! - [`error`]: every error a user can meet, as plain data with its message and hint;
+//! - [`fixed_layout`]: layouts that never change (a preset, or given as arguments), for IMMUTABLE functions;
 //! - [`public_id`]: keyed, reversible public ids;
 //! - [`state`]: what every process shares: the state word, the mark, the statistics;
 //! - [`host`]: what the generator needs from the world (clock, waits, mark store, events);
@@ -20,6 +21,7 @@
 
 pub mod calendar;
 pub mod error;
+pub mod fixed_layout;
 pub mod generator;
 pub mod host;
 pub mod layout;

@@ -1,0 +1,118 @@
+-- Issue 15: the SQL-surface changes since b74a586, as an upgrade script from the previous
+-- version needs them (the definitions pgrx generates: cargo pgrx schema pg16).
+
+-- Item 2: IMMUTABLE readers that take the layout as arguments (src/postgres/sql_api/fixed.rs).
+-- src/postgres/sql_api/fixed.rs:35
+-- pg_snowflake::postgres::sql_api::fixed::snowflake_decode
+CREATE  FUNCTION "snowflake_decode"(
+	"id" bigint, /* i64 */
+	"epoch" timestamp with time zone, /* TimestampWithTimeZone */
+	"machine_bits" INT, /* i32 */
+	"sequence_bits" INT, /* i32 */
+	"time_unit_ms" INT DEFAULT 1 /* i32 */
+) RETURNS snowflake_parts /* :: pgrx :: heap_tuple :: PgHeapTuple < '_, :: pgrx :: pgbox :: AllocatedByRust
+> */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_decode_fixed_wrapper';
+
+-- src/postgres/sql_api/fixed.rs:81
+-- pg_snowflake::postgres::sql_api::fixed::snowflake_from_timestamp
+CREATE  FUNCTION "snowflake_from_timestamp"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"epoch" timestamp with time zone, /* TimestampWithTimeZone */
+	"machine_bits" INT, /* i32 */
+	"sequence_bits" INT, /* i32 */
+	"time_unit_ms" INT DEFAULT 1 /* i32 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_fixed_wrapper';
+
+-- src/postgres/sql_api/fixed.rs:58
+-- pg_snowflake::postgres::sql_api::fixed::snowflake_machine_id
+CREATE  FUNCTION "snowflake_machine_id"(
+	"id" bigint, /* i64 */
+	"epoch" timestamp with time zone, /* TimestampWithTimeZone */
+	"machine_bits" INT, /* i32 */
+	"sequence_bits" INT, /* i32 */
+	"time_unit_ms" INT DEFAULT 1 /* i32 */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_machine_id_fixed_wrapper';
+
+-- src/postgres/sql_api/fixed.rs:99
+-- pg_snowflake::postgres::sql_api::fixed::snowflake_machine_id
+CREATE  FUNCTION "snowflake_machine_id"(
+	"id" bigint, /* i64 */
+	"preset" TEXT /* & str */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_machine_id_preset_wrapper';
+
+-- src/postgres/sql_api/fixed.rs:69
+-- pg_snowflake::postgres::sql_api::fixed::snowflake_sequence
+CREATE  FUNCTION "snowflake_sequence"(
+	"id" bigint, /* i64 */
+	"epoch" timestamp with time zone, /* TimestampWithTimeZone */
+	"machine_bits" INT, /* i32 */
+	"sequence_bits" INT, /* i32 */
+	"time_unit_ms" INT DEFAULT 1 /* i32 */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_sequence_fixed_wrapper';
+
+-- src/postgres/sql_api/fixed.rs:104
+-- pg_snowflake::postgres::sql_api::fixed::snowflake_sequence
+CREATE  FUNCTION "snowflake_sequence"(
+	"id" bigint, /* i64 */
+	"preset" TEXT /* & str */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_sequence_preset_wrapper';
+
+-- src/postgres/sql_api/fixed.rs:47
+-- pg_snowflake::postgres::sql_api::fixed::snowflake_timestamp
+CREATE  FUNCTION "snowflake_timestamp"(
+	"id" bigint, /* i64 */
+	"epoch" timestamp with time zone, /* TimestampWithTimeZone */
+	"machine_bits" INT, /* i32 */
+	"sequence_bits" INT, /* i32 */
+	"time_unit_ms" INT DEFAULT 1 /* i32 */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_timestamp_fixed_wrapper';
+
+-- src/postgres/sql_api/fixed.rs:94
+-- pg_snowflake::postgres::sql_api::fixed::snowflake_timestamp
+CREATE  FUNCTION "snowflake_timestamp"(
+	"id" bigint, /* i64 */
+	"preset" TEXT /* & str */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_timestamp_preset_wrapper';
+
+
+-- Their descriptions (sql/comments.sql).
+COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, integer, integer, integer) IS
+    'The fields of a snowflake id under the layout given as arguments (epoch, machine_bits, sequence_bits, time_unit_ms); IMMUTABLE';
+COMMENT ON FUNCTION snowflake_timestamp(bigint, timestamptz, integer, integer, integer) IS
+    'When a snowflake id was minted, under the layout given as arguments; IMMUTABLE, for indexes, generated columns and partition keys';
+COMMENT ON FUNCTION snowflake_machine_id(bigint, timestamptz, integer, integer, integer) IS
+    'The machine id field of a snowflake id, under the layout given as arguments; IMMUTABLE';
+COMMENT ON FUNCTION snowflake_sequence(bigint, timestamptz, integer, integer, integer) IS
+    'The sequence field of a snowflake id, under the layout given as arguments; IMMUTABLE';
+COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz, integer, integer, integer) IS
+    'The smallest id carrying this time, under the layout given as arguments; IMMUTABLE';
+COMMENT ON FUNCTION snowflake_timestamp(bigint, text) IS
+    'When an id was minted, under a preset (twitter, discord, instagram, sonyflake; not server); IMMUTABLE';
+COMMENT ON FUNCTION snowflake_machine_id(bigint, text) IS
+    'The machine field of an id, under a preset (not server); IMMUTABLE';
+COMMENT ON FUNCTION snowflake_sequence(bigint, text) IS
+    'The sequence field of an id, under a preset (not server); IMMUTABLE';
