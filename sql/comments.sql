@@ -44,3 +44,5 @@ COMMENT ON FUNCTION snowflake_to_public(bigint) IS
 COMMENT ON FUNCTION snowflake_from_public(text) IS 'The id of a public token; an error for a token that is not one of ours';
 COMMENT ON FUNCTION snowflake_try_from_public(text) IS 'The id of a public token, or NULL for a token that is not one of ours';
 COMMENT ON FUNCTION snowflake_clock() IS 'The time as the generator reads it now';
+COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
+    'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';

@@ -116,3 +116,16 @@ COMMENT ON FUNCTION snowflake_machine_id(bigint, text) IS
     'The machine field of an id, under a preset (not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_sequence(bigint, text) IS
     'The sequence field of an id, under a preset (not server); IMMUTABLE';
+
+-- Item 5: the JSON form of an id (src/postgres/sql_api/json.rs).
+-- src/postgres/sql_api/json.rs:21
+-- pg_snowflake::postgres::sql_api::json::snowflake_to_jsonb
+CREATE  FUNCTION "snowflake_to_jsonb"(
+	"id" bigint /* i64 */
+) RETURNS jsonb /* JsonB */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_to_jsonb_wrapper';
+
+COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
+    'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';

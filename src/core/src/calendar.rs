@@ -50,6 +50,16 @@ pub fn format_utc(unix_ms: i64) -> String {
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}{frac}+00")
 }
 
+/// Formats milliseconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`, the form JavaScript's
+/// `Date.prototype.toISOString()` writes and `Date.parse` reads.
+pub fn format_iso8601(unix_ms: i64) -> String {
+    let days = unix_ms.div_euclid(86_400_000);
+    let ms_of_day = unix_ms.rem_euclid(86_400_000);
+    let (y, mo, d) = civil_from_days(days);
+    let (h, mi, s, ms) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60, ms_of_day / 1000 % 60, ms_of_day % 1000);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z")
+}
+
 /// Parses an ISO 8601 / PostgreSQL style timestamp with an explicit UTC offset into milliseconds
 /// since the Unix epoch. Accepted: `2025-01-01 00:00:00+00`, `2025-01-01T00:00:00Z`,
 /// `2025-01-01 00:00:00.250+05:30`, `2025-01-01 00:00-0800`. Seconds and up to three fraction

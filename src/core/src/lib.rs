@@ -10,6 +10,7 @@
 //! - [`start_check`]: what the mark on disk says at start (a copy, a changed layout);
 //! - [`error`]: every error a user can meet, as plain data with its message and hint;
 //! - [`fixed_layout`]: layouts that never change (a preset, or given as arguments), for IMMUTABLE functions;
+//! - [`json_form`]: the JSON form of an id, its digits in a string;
 //! - [`public_id`]: keyed, reversible public ids;
 //! - [`state`]: what every process shares: the state word, the mark, the statistics;
 //! - [`host`]: what the generator needs from the world (clock, waits, mark store, events);
@@ -24,6 +25,7 @@ pub mod error;
 pub mod fixed_layout;
 pub mod generator;
 pub mod host;
+pub mod json_form;
 pub mod layout;
 pub mod lease;
 pub mod lease_record;

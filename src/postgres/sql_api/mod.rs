@@ -11,6 +11,7 @@ mod compose;
 mod decode;
 mod fixed;
 mod generate;
+mod json;
 mod layout;
 mod public;
 mod stats;
