@@ -46,3 +46,5 @@ COMMENT ON FUNCTION snowflake_try_from_public(text) IS 'The id of a public token
 COMMENT ON FUNCTION snowflake_clock() IS 'The time as the generator reads it now';
 COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
     'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
+    'Range-partition bounds on the id, one row per step of time (in UTC) from the first time to at least the second: FOR VALUES FROM (from_id) TO (to_id)';

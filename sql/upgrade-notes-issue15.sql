@@ -129,3 +129,24 @@ AS 'MODULE_PATHNAME', 'snowflake_to_jsonb_wrapper';
 
 COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
     'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';
+
+-- Item 3: range-partition bounds on the id (src/postgres/sql_api/partition.rs).
+-- src/postgres/sql_api/partition.rs:18
+-- pg_snowflake::postgres::sql_api::partition::snowflake_partition_bounds
+CREATE  FUNCTION "snowflake_partition_bounds"(
+	"from" timestamp with time zone, /* TimestampWithTimeZone */
+	"to" timestamp with time zone, /* TimestampWithTimeZone */
+	"step" interval /* Interval */
+) RETURNS TABLE (
+	"from_id" bigint,  /* i64 */
+	"to_id" bigint,  /* i64 */
+	"suffix" TEXT,  /* String */
+	"from_ts" timestamp with time zone,  /* TimestampWithTimeZone */
+	"to_ts" timestamp with time zone  /* TimestampWithTimeZone */
+)
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_partition_bounds_wrapper';
+
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
+    'Range-partition bounds on the id, one row per step of time (in UTC) from the first time to at least the second: FOR VALUES FROM (from_id) TO (to_id)';

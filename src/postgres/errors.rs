@@ -29,6 +29,9 @@ pub fn sqlstate(e: &Error) -> PgSqlErrorCode {
         | Error::EpochUnparsable { .. }
         | Error::UnknownPreset { .. }
         | Error::NotAFixedLayout { .. }
+        | Error::PartitionStep { .. }
+        | Error::PartitionRange { .. }
+        | Error::TooManyPartitions { .. }
         | Error::LayoutArgument { .. }
         | Error::PublicKeyInvalid { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
         Error::MarkUnreadable => ERRCODE_DATA_CORRUPTED,

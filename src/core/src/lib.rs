@@ -11,6 +11,7 @@
 //! - [`error`]: every error a user can meet, as plain data with its message and hint;
 //! - [`fixed_layout`]: layouts that never change (a preset, or given as arguments), for IMMUTABLE functions;
 //! - [`json_form`]: the JSON form of an id, its digits in a string;
+//! - [`partition`]: range-partition bounds on the id for steps of time;
 //! - [`public_id`]: keyed, reversible public ids;
 //! - [`state`]: what every process shares: the state word, the mark, the statistics;
 //! - [`host`]: what the generator needs from the world (clock, waits, mark store, events);
@@ -30,6 +31,7 @@ pub mod layout;
 pub mod lease;
 pub mod lease_record;
 pub mod mark_file;
+pub mod partition;
 pub mod presets;
 pub mod public_id;
 pub mod start_check;

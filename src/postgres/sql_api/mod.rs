@@ -13,6 +13,7 @@ mod fixed;
 mod generate;
 mod json;
 mod layout;
+mod partition;
 mod public;
 mod stats;
 
