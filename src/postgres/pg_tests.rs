@@ -279,7 +279,7 @@ mod tests {
                     OR proparallel <> 's')",
         );
         assert_eq!(wrong, 0, "the forms with a fixed layout are IMMUTABLE, the others STABLE");
-        assert_eq!(count("SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%'"), 26);
+        assert_eq!(count("SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%'"), 27);
         // The preset form of snowflake_decode() also serves 'server', so it stays STABLE.
         assert_eq!(count("SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%' AND provolatile = 'i'"), 8);
     }

@@ -25,6 +25,8 @@ pgrx::extension_sql_file!("../../../sql/types.sql", name = "types", bootstrap);
 pgrx::extension_sql_file!("../../../sql/comments.sql", name = "comments", finalize);
 // PL/pgSQL over dblink: network I/O stays far from the generator's path.
 pgrx::extension_sql_file!("../../../sql/check_peers.sql", name = "check_peers");
+// PL/pgSQL: catalog queries and DDL, run in the caller's transaction.
+pgrx::extension_sql_file!("../../../sql/convert_column.sql", name = "convert_column");
 
 /// 2000-01-01, PostgreSQL's timestamp epoch, in milliseconds since 1970.
 const PG_EPOCH_MS: i64 = 946_684_800_000;
