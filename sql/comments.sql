@@ -16,6 +16,22 @@ COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz) IS
     'The smallest id that can carry this time: WHERE id >= snowflake_from_timestamp(t) is a primary-key range scan';
 COMMENT ON FUNCTION snowflake_compose(timestamptz, integer, integer) IS
     'The id with these fields, for backfills and tests';
+COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, integer, integer, integer) IS
+    'The fields of a snowflake id under the layout given as arguments (epoch, machine_bits, sequence_bits, time_unit_ms); IMMUTABLE';
+COMMENT ON FUNCTION snowflake_timestamp(bigint, timestamptz, integer, integer, integer) IS
+    'When a snowflake id was minted, under the layout given as arguments; IMMUTABLE, for indexes, generated columns and partition keys';
+COMMENT ON FUNCTION snowflake_machine_id(bigint, timestamptz, integer, integer, integer) IS
+    'The machine id field of a snowflake id, under the layout given as arguments; IMMUTABLE';
+COMMENT ON FUNCTION snowflake_sequence(bigint, timestamptz, integer, integer, integer) IS
+    'The sequence field of a snowflake id, under the layout given as arguments; IMMUTABLE';
+COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz, integer, integer, integer) IS
+    'The smallest id carrying this time, under the layout given as arguments; IMMUTABLE';
+COMMENT ON FUNCTION snowflake_timestamp(bigint, text) IS
+    'When an id was minted, under a preset (twitter, discord, instagram, sonyflake; not server); IMMUTABLE';
+COMMENT ON FUNCTION snowflake_machine_id(bigint, text) IS
+    'The machine field of an id, under a preset (not server); IMMUTABLE';
+COMMENT ON FUNCTION snowflake_sequence(bigint, text) IS
+    'The sequence field of an id, under a preset (not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_layout() IS 'The running layout: epoch, time unit, field widths, capacity and end date';
 COMMENT ON TYPE snowflake_stats IS 'The generator''s health, as returned by snowflake_stats()';
 COMMENT ON FUNCTION snowflake_stats() IS
@@ -50,3 +66,9 @@ REVOKE ALL ON FUNCTION snowflake_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_try_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_check_peers(text[], double precision, integer) FROM PUBLIC;
+COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
+    'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
+    'Range-partition bounds on the id, one row per step of time (in UTC) from the first time to at least the second: FOR VALUES FROM (from_id) TO (to_id)';
+COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean) IS
+    'Turns a serial, identity or DEFAULT nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it; returns the DDL, runs it unless dry_run';

@@ -28,6 +28,11 @@ pub fn sqlstate(e: &Error) -> PgSqlErrorCode {
         Error::SettingNotAccepted { .. }
         | Error::EpochUnparsable { .. }
         | Error::UnknownPreset { .. }
+        | Error::NotAFixedLayout { .. }
+        | Error::PartitionStep { .. }
+        | Error::PartitionRange { .. }
+        | Error::TooManyPartitions { .. }
+        | Error::LayoutArgument { .. }
         | Error::PublicKeyInvalid { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
         Error::MarkUnreadable => ERRCODE_DATA_CORRUPTED,
         // As PostgreSQL's own complaints about a configuration file.

@@ -268,11 +268,23 @@ mod tests {
         let wrong = count(
             "SELECT count(*) FROM pg_proc WHERE proname IN ('snowflake_decode', 'snowflake_timestamp',
                 'snowflake_machine_id', 'snowflake_sequence', 'snowflake_from_timestamp', 'snowflake_compose',
-                'snowflake_layout') AND (provolatile <> 's' OR proparallel <> 's')",
+                'snowflake_layout') AND (provolatile <> CASE WHEN oid = ANY(ARRAY[
+                    'snowflake_decode(bigint, timestamptz, int, int, int)',
+                    'snowflake_timestamp(bigint, timestamptz, int, int, int)',
+                    'snowflake_machine_id(bigint, timestamptz, int, int, int)',
+                    'snowflake_sequence(bigint, timestamptz, int, int, int)',
+                    'snowflake_from_timestamp(timestamptz, timestamptz, int, int, int)',
+                    'snowflake_timestamp(bigint, text)', 'snowflake_machine_id(bigint, text)',
+                    'snowflake_sequence(bigint, text)']::regprocedure[]) THEN 'i' ELSE 's' END
+                    OR proparallel <> 's')",
         );
-        assert_eq!(wrong, 0);
-        // 16 SQL functions, and 4 helpers of snowflake_check_peers().
-        assert_eq!(count("SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%'"), 20);
+        assert_eq!(wrong, 0, "the forms with a fixed layout are IMMUTABLE, the others STABLE");
+        // 16 SQL functions, 4 helpers of snowflake_check_peers(), and 11 for adoption (the
+        // IMMUTABLE forms, the JSON form, partition bounds, the column conversion).
+        assert_eq!(count("SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%'"), 31);
+        // The preset form of snowflake_decode() also serves 'server', so it stays STABLE; of the
+        // helpers of snowflake_check_peers(), snowflake_peer_conninfo() is IMMUTABLE too.
+        assert_eq!(count("SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%' AND provolatile = 'i'"), 9);
     }
 
     #[pg_test]

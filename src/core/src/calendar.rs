@@ -50,6 +50,39 @@ pub fn format_utc(unix_ms: i64) -> String {
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}{frac}+00")
 }
 
+const DAY_MS: i64 = 86_400_000;
+
+/// The UTC date and time of a moment: (year, month, day, hour, minute, second, millisecond).
+pub fn utc_fields(unix_ms: i64) -> (i64, i64, i64, i64, i64, i64, i64) {
+    let ms_of_day = unix_ms.rem_euclid(DAY_MS);
+    let (y, mo, d) = civil_from_days(unix_ms.div_euclid(DAY_MS));
+    (y, mo, d, ms_of_day / 3_600_000, ms_of_day / 60_000 % 60, ms_of_day / 1000 % 60, ms_of_day % 1000)
+}
+
+/// The same time of day, `months` calendar months later in UTC, the day clamped to the end of a
+/// shorter month (January 31 + 1 month is February 28 or 29), as PostgreSQL adds an interval.
+/// `None` past any representable time.
+pub fn add_months(unix_ms: i64, months: i64) -> Option<i64> {
+    let ms_of_day = unix_ms.rem_euclid(DAY_MS);
+    let (y, m, d) = civil_from_days(unix_ms.div_euclid(DAY_MS));
+    let total = (y.checked_mul(12)? + m - 1).checked_add(months)?;
+    let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) + 1);
+    if ny.abs() > 100_000_000 {
+        return None;
+    }
+    days_from_civil(ny, nm, d.min(days_in_month(ny, nm))).checked_mul(DAY_MS)?.checked_add(ms_of_day)
+}
+
+/// Formats milliseconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`, the form JavaScript's
+/// `Date.prototype.toISOString()` writes and `Date.parse` reads.
+pub fn format_iso8601(unix_ms: i64) -> String {
+    let days = unix_ms.div_euclid(86_400_000);
+    let ms_of_day = unix_ms.rem_euclid(86_400_000);
+    let (y, mo, d) = civil_from_days(days);
+    let (h, mi, s, ms) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60, ms_of_day / 1000 % 60, ms_of_day % 1000);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z")
+}
+
 /// Parses an ISO 8601 / PostgreSQL style timestamp with an explicit UTC offset into milliseconds
 /// since the Unix epoch. Accepted: `2025-01-01 00:00:00+00`, `2025-01-01T00:00:00Z`,
 /// `2025-01-01 00:00:00.250+05:30`, `2025-01-01 00:00-0800`. Seconds and up to three fraction

@@ -23,6 +23,31 @@ pub enum Error {
     UnknownPreset {
         name: String,
     },
+    /// A partition step that is not positive, or finer than a millisecond.
+    PartitionStep {
+        step: String,
+    },
+    /// Partition bounds asked for an empty or reversed time range.
+    PartitionRange {
+        from_ms: i64,
+        to_ms: i64,
+    },
+    TooManyPartitions {
+        step: String,
+        from_ms: i64,
+        to_ms: i64,
+        max: usize,
+    },
+    /// An IMMUTABLE function was given `server` or an unknown name instead of a preset.
+    NotAFixedLayout {
+        name: String,
+    },
+    /// A layout given as arguments to an IMMUTABLE function has an argument out of range.
+    LayoutArgument {
+        argument: &'static str,
+        value: String,
+        allowed: String,
+    },
     /// The high-water mark file could not be read when shared memory was set up.
     MarkUnreadable,
     /// A new high-water mark could not be written.
@@ -97,6 +122,29 @@ impl Error {
                 "unknown snowflake layout {name:?}; known layouts: {}",
                 crate::presets::names().join(", ")
             ),
+            Error::PartitionStep { step } => {
+                format!("partition step {step} is not a positive interval of whole milliseconds")
+            }
+            Error::PartitionRange { from_ms, to_ms } => format!(
+                "partition range from {} to {} is empty: the start must be before the end",
+                format_utc(*from_ms),
+                format_utc(*to_ms)
+            ),
+            Error::TooManyPartitions { step, from_ms, to_ms, max } => format!(
+                "a partition step of {step} from {} to {} makes more than {max} partitions",
+                format_utc(*from_ms),
+                format_utc(*to_ms)
+            ),
+            Error::NotAFixedLayout { name } if name.trim().eq_ignore_ascii_case(crate::presets::SERVER) => {
+                format!("layout {name:?} is not fixed: the server's layout can change, so an IMMUTABLE function cannot use it")
+            }
+            Error::NotAFixedLayout { name } => format!(
+                "unknown fixed snowflake layout {name:?}; the presets are: {}",
+                crate::presets::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            ),
+            Error::LayoutArgument { argument, value, allowed } => {
+                format!("snowflake layout argument {argument} = {value} is out of range ({allowed})")
+            }
             Error::ClockBehind { behind_ms, waited_ms } => format!(
                 "the system clock is {behind_ms} ms behind the last snowflake id this server may have issued; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
             ),
@@ -136,6 +184,8 @@ impl Error {
             Error::SettingNotAccepted { .. } => "Write the setting as a plain integer (see the server log for why it was refused) and restart.".into(),
             Error::EpochUnparsable { .. } => "Write the epoch as in 2025-01-01 00:00:00+00, with an explicit UTC offset, and restart.".into(),
             Error::UnknownPreset { .. } => "Name one of the known layouts, or 'server' for this server's own.".into(),
+            Error::PartitionStep { .. } | Error::PartitionRange { .. } | Error::TooManyPartitions { .. } => "Give a start before the end and a positive step such as interval '1 month' or interval '1 day'; create partitions ahead in batches (a year of days is 366).".into(),
+            Error::NotAFixedLayout { .. } | Error::LayoutArgument { .. } => "Name a preset, or give this server's layout as arguments (epoch, machine_bits, sequence_bits, time_unit_ms: the values of SELECT * FROM snowflake_layout()), epoch with its UTC offset; the STABLE forms without a layout read the server's.".into(),
             Error::MarkUnreadable => "The server log says why. The file holds the time of the last id this server may have issued: restore it; or remove it and restart, only if the clock is certainly later than every id issued or with a snowflake.machine_id no server has used.".into(),
             Error::PublicKeyUnset => "Write a key into a file owned by the server's OS user with chmod 600 (openssl rand -hex 32 > keyfile), name it in postgresql.conf with snowflake.public_key_file, and reload. Keep it secret and keep it: tokens only decode with their key.".into(),
             Error::KeyFile { path, problem } => problem.hint(path),

@@ -9,6 +9,9 @@
 //! - [`mark_file`]: the durable high-water mark on disk, and who wrote it;
 //! - [`start_check`]: what the mark on disk says at start (a copy, a changed layout);
 //! - [`error`]: every error a user can meet, as plain data with its message and hint;
+//! - [`fixed_layout`]: layouts that never change (a preset, or given as arguments), for IMMUTABLE functions;
+//! - [`json_form`]: the JSON form of an id, its digits in a string;
+//! - [`partition`]: range-partition bounds on the id for steps of time;
 //! - [`public_id`]: keyed, reversible public ids;
 //! - [`key_file`]: the key file of public ids: its text, its owner and permissions;
 //! - [`conninfo`]: libpq connection strings: secrets masked, a connect timeout added;
@@ -23,13 +26,16 @@
 pub mod calendar;
 pub mod conninfo;
 pub mod error;
+pub mod fixed_layout;
 pub mod generator;
 pub mod host;
+pub mod json_form;
 pub mod key_file;
 pub mod layout;
 pub mod lease;
 pub mod lease_record;
 pub mod mark_file;
+pub mod partition;
 pub mod presets;
 pub mod public_id;
 pub mod start_check;

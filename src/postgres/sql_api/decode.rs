@@ -11,7 +11,7 @@ fn server_parts(id: i64) -> Result<Parts, Error> {
     Ok(server_config::layout()?.decode(id)?)
 }
 
-fn timestamp(id: i64, parts: &Parts) -> Result<TimestampWithTimeZone, Error> {
+pub(super) fn timestamp(id: i64, parts: &Parts) -> Result<TimestampWithTimeZone, Error> {
     match to_timestamptz(parts.unix_ms) {
         Some(ts) => Ok(ts),
         None => Err(LayoutError::TimeOutOfRange { id }.into()),
@@ -23,7 +23,7 @@ fn preset_parts(id: i64, name: &str) -> Result<Parts, Error> {
     Ok(preset.decode(id)?)
 }
 
-fn parts_row(
+pub(super) fn parts_row(
     fcinfo: pg_sys::FunctionCallInfo,
     id: i64,
     parts: Result<Parts, Error>,

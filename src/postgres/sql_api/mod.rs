@@ -4,12 +4,16 @@
 //! Volatility: everything that reads the server's layout (snowflake.epoch, time_unit and the bit
 //! settings) is STABLE, not IMMUTABLE, because the layout can differ after a restart: IMMUTABLE
 //! would let an index expression or a cached plan keep an answer made under another layout.
+//! The IMMUTABLE forms in `fixed.rs` take the layout as arguments instead.
 //! STABLE still lets the planner use `snowflake_from_timestamp(...)` in an index condition.
 
 mod compose;
 mod decode;
+mod fixed;
 mod generate;
+mod json;
 mod layout;
+mod partition;
 mod peers;
 mod public;
 mod stats;
@@ -22,6 +26,8 @@ pgrx::extension_sql_file!("../../../sql/types.sql", name = "types", bootstrap);
 pgrx::extension_sql_file!("../../../sql/comments.sql", name = "comments", finalize);
 // PL/pgSQL over dblink: network I/O stays far from the generator's path.
 pgrx::extension_sql_file!("../../../sql/check_peers.sql", name = "check_peers");
+// PL/pgSQL: catalog queries and DDL, run in the caller's transaction.
+pgrx::extension_sql_file!("../../../sql/convert_column.sql", name = "convert_column");
 
 /// 2000-01-01, PostgreSQL's timestamp epoch, in milliseconds since 1970.
 const PG_EPOCH_MS: i64 = 946_684_800_000;
