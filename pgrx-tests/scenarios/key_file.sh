@@ -87,12 +87,16 @@ echo "-- the keys are in none of the views, for any role"
 # Controls: the same reads find a value put where each view shows it.
 psql_on keys -c "ALTER ROLE reader SET application_name = 'control-in-role-setting'"
 for role in reader settings_reader app postgres; do
-  psql_on keys -At -c "SET application_name = 'control-in-activity'" -c "SET ROLE $role" -c "
-    SELECT 'pg_settings ' || string_agg(s::text, ' ') FROM pg_settings s;
-    SELECT 'show_all ' || string_agg(a::text, ' ') FROM (SELECT * FROM pg_show_all_settings()) a;
-    SELECT 'db_role_setting ' || string_agg(r::text, ' ') FROM pg_db_role_setting r;
-    SELECT 'activity ' || string_agg(a::text, ' ') FROM pg_stat_activity a;
-    SELECT 'current_setting ' || current_setting('snowflake.public_key_file');" >"$SCRATCH/views-$role.out" 2>&1
+  # One statement per line (psql before 15 prints only the last result of a multi-statement -c).
+  psql_on keys -At >"$SCRATCH/views-$role.out" 2>&1 <<SQL
+SET application_name = 'control-in-activity';
+SET ROLE $role;
+SELECT 'pg_settings ' || string_agg(s::text, ' ') FROM pg_settings s;
+SELECT 'show_all ' || string_agg(a::text, ' ') FROM (SELECT * FROM pg_show_all_settings()) a;
+SELECT 'db_role_setting ' || string_agg(r::text, ' ') FROM pg_db_role_setting r;
+SELECT 'activity ' || string_agg(a::text, ' ') FROM pg_stat_activity a;
+SELECT 'current_setting ' || current_setting('snowflake.public_key_file');
+SQL
   found=$({ grep -o -e "$K1" -e "$K2" -e "$K_RETIRED" "$SCRATCH/views-$role.out" || true; } | wc -l)
   controls=$(grep -c -e 'control-in-activity' -e 'control-in-role-setting' "$SCRATCH/views-$role.out" || true)
   echo "$role: keys found: $found; controls found in $controls views"
