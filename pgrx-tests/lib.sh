@@ -304,6 +304,25 @@ mark_ms_of() {
   sed -n 's/^ *"mark_unix_ms": \([0-9]*\),$/\1/p' "$SCRATCH/$1/pg_snowflake.mark"
 }
 
+# ids_after_failover NAME: on the cluster NAME, just promoted or restored, inserts 2,000 ids into its
+# table `after` until that works (at most 30 tries, 45 s), each call either issuing or failing with
+# the clock error while the clock is behind the replayed mark (any other error ends the scenario).
+# Prints "yes" or "no" (ids issued), then the number of calls refused.
+ids_after_failover() {
+  local refused=0 _
+  psql_on "$1" -c "CREATE TABLE after (id bigint NOT NULL)"
+  for _ in $(seq 1 30); do
+    if psql_on "$1" -c "INSERT INTO after SELECT snowflake_nextval() FROM generate_series(1, 2000)" 2>"$SCRATCH/err_$1"; then
+      echo "yes $refused"
+      return 0
+    fi
+    grep -q "behind the last snowflake id this server may have issued" "$SCRATCH/err_$1" || { cat "$SCRATCH/err_$1" >&2; exit 1; }
+    refused=$((refused + 1))
+    sleep 0.5
+  done
+  echo "no $refused"
+}
+
 # psql_on NAME [psql args...]: psql into database postgres of cluster NAME, quiet and unaligned.
 psql_on() {
   local name=$1; shift

@@ -41,19 +41,11 @@ failover() {
   as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/$s" reload >/dev/null
   as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/$s" -w promote >/dev/null
   # Insert on the new primary until ids come (at most 45 s), counting the clock errors met.
-  psql_on "$s" -c "CREATE TABLE after (id bigint NOT NULL)"
-  local refused=0 issued=0
-  for _ in $(seq 1 30); do
-    if psql_on "$s" -c "INSERT INTO after SELECT snowflake_nextval() FROM generate_series(1, 2000)" 2>"$SCRATCH/err_$name"; then
-      issued=1
-      break
-    fi
-    grep -q "behind the last snowflake id this server may have issued" "$SCRATCH/err_$name" || { cat "$SCRATCH/err_$name"; exit 1; }
-    refused=$((refused + 1))
-    sleep 0.5
-  done
+  local result issued refused
+  result=$(ids_after_failover "$s")
+  read -r issued refused <<<"$result"
   echo "$name: the old primary issued $( [ "$old_rows" -gt 1000 ] && echo 'over 1,000' || echo "only $old_rows") ids; stopped -m $mode"
-  echo "$name: the new primary issued ids: $( [ "$issued" = 1 ] && echo yes || echo no)"
+  echo "$name: the new primary issued ids: $issued"
   psql_on "$s" -At <<SQL
 SELECT '$name: its ids above every id the old primary issued: ' || (min(id) > $old_max) FROM after;
 SELECT '$name: its ids equal to an id already in the table: ' || (count(*) > 0) FROM after JOIN ids USING (id);

@@ -38,16 +38,9 @@ pitr() {
     [ "$(psql_on "$r" -At -c "SELECT pg_is_in_recovery()")" = f ] && break
     sleep 0.1
   done
-  psql_on "$r" -c "CREATE TABLE after (id bigint NOT NULL)"
-  local issued=no
-  for _ in $(seq 1 30); do
-    if psql_on "$r" -c "INSERT INTO after SELECT snowflake_nextval() FROM generate_series(1, 2000)" 2>"$SCRATCH/err_$name"; then
-      issued=yes
-      break
-    fi
-    grep -q "behind the last snowflake id this server may have issued" "$SCRATCH/err_$name" || { cat "$SCRATCH/err_$name"; exit 1; }
-    sleep 0.5
-  done
+  local result issued
+  result=$(ids_after_failover "$r")
+  issued=${result%% *}
   echo "$name: the restored server replayed the load: $(psql_on "$r" -At -c "SELECT max(id) = $old_max FROM ids")"
   echo "$name: the restored server issued ids: $issued"
   psql_on "$r" -At <<SQL

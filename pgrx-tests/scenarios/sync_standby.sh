@@ -55,16 +55,9 @@ sync() {
   as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/$s" reload >/dev/null
   as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/$s" -w promote >/dev/null
   echo "$name: the promoted standby lost commits of the old primary: $( [ "$(psql_on "$s" -At -c "SELECT count(*) FROM ids")" -lt "$old_rows" ] && echo yes || echo no)"
-  psql_on "$s" -c "CREATE TABLE after (id bigint NOT NULL)"
-  local issued=no
-  for _ in $(seq 1 30); do
-    if psql_on "$s" -c "INSERT INTO after SELECT snowflake_nextval() FROM generate_series(1, 2000)" 2>"$SCRATCH/err_$name"; then
-      issued=yes
-      break
-    fi
-    grep -q "behind the last snowflake id this server may have issued" "$SCRATCH/err_$name" || { cat "$SCRATCH/err_$name"; exit 1; }
-    sleep 0.5
-  done
+  local result issued
+  result=$(ids_after_failover "$s")
+  issued=${result%% *}
   echo "$name: the new primary issued ids: $issued"
   psql_on "$s" -At -c "SELECT '$name: its ids above every id the old primary issued, lost commits included: ' || (min(id) > $old_max) FROM after"
 }
