@@ -48,6 +48,8 @@ done
 echo "passwords found in the output: $leaked of ${#secrets[@]}"
 
 echo "-- a peer that accepts TCP and never answers (127.0.0.1, stops by itself after 40 s)"
+# (The scratch dir serves every major of a run: the port file of the one before must go.)
+rm -f "$SCRATCH/silent.port"
 python3 - "$SCRATCH/silent.port" <<'PY' &
 import socket, sys, time
 s = socket.socket()

@@ -11,6 +11,8 @@ echo 'INSERT INTO ids(conn) VALUES (:client_id);' >"$SCRATCH/insert.sql"
 pitr() {
   local name=$1 p="primary_$1" r="restored_$1" archive="$SCRATCH/archive_$1"
   shift
+  # (The scratch dir serves every major of a run: the archive of the one before must go.)
+  rm -rf "$archive"
   as_pg_owner mkdir "$archive"
   init_cluster "$p" "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" \
     "archive_mode = on" "archive_command = 'cp %p $archive/%f.part && mv $archive/%f.part $archive/%f'" "$@"
