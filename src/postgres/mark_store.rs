@@ -38,7 +38,7 @@ pub fn read() -> Result<Option<MarkRecord>, String> {
 /// Makes `unix_ms` this server's durable mark.
 pub fn write(unix_ms: i64) -> Result<(), String> {
     let layout = server_config::layout().map_err(|e| e.message())?;
-    let machine_id = server_config::generator().map(|g| g.machine_id()).unwrap_or(-1);
+    let machine_id = server_config::machine_id_or_unset();
     mark_file::write(&data_dir(), unix_ms, machine_id, layout, system_identifier()).map_err(|e| e.to_string())
 }
 

@@ -38,6 +38,12 @@ pub fn layout() -> Result<&'static Layout, Error> {
     }
 }
 
+/// This server's machine id, -1 when no generator could be made (unset, or a layout that cannot
+/// work): what the mark file and the lease record say of their writer.
+pub fn machine_id_or_unset() -> i64 {
+    generator().map(|g| g.machine_id()).unwrap_or(-1)
+}
+
 /// The server's generator, for issuing ids.
 #[inline]
 pub fn generator() -> Result<&'static Generator, Error> {

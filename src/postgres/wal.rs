@@ -67,7 +67,7 @@ mod imp {
         if settings::fault_skip_lease_wal() {
             return None; // test builds only: the negative control of the failover scenarios
         }
-        let machine_id = server_config::generator().map(|g| g.machine_id()).unwrap_or(-1);
+        let machine_id = server_config::machine_id_or_unset();
         let bytes = LeaseRecord { machine_id, mark_unix_ms }.encode();
         // SAFETY: not in recovery (ids are refused there); the data outlives the insert.
         unsafe {

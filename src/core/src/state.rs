@@ -93,7 +93,7 @@ impl SharedState {
     /// taken as used up, so that no id is issued on it.
     pub fn starting_at(mark: Option<(i64, i64)>, sequence_bits: u32, now_unix_ms: i64) -> SharedState {
         let (state, tick, unix_ms) = match mark {
-            Some((t, ms)) if t >= 0 => ((((t + 1) as u64) << sequence_bits) | ((1_u64 << sequence_bits) - 1), t, ms),
+            Some((t, ms)) if t >= 0 => (used_up(t, sequence_bits), t, ms),
             _ => (0, -1, -1),
         };
         SharedState {
@@ -125,8 +125,7 @@ impl SharedState {
         if tick < 0 {
             return false;
         }
-        let used_up = (((tick + 1) as u64) << sequence_bits) | ((1_u64 << sequence_bits) - 1);
-        self.hot.state.fetch_max(used_up, AcqRel);
+        self.hot.state.fetch_max(used_up(tick, sequence_bits), AcqRel);
         self.mark.restart_tick.fetch_max(tick, Relaxed);
         self.mark.tick.fetch_max(tick, Release);
         self.mark.unix_ms.fetch_max(unix_ms, Relaxed) < unix_ms
@@ -176,6 +175,12 @@ impl SharedState {
         s.largest_rollback_ms.store(0, Relaxed);
         s.reset_unix_ms.store(now_unix_ms, Relaxed);
     }
+}
+
+/// The state word of `tick` with its sequence used up: nothing more can be issued on that tick or
+/// an earlier one (the tick is held one up: see [`Hot::state`]).
+fn used_up(tick: i64, sequence_bits: u32) -> u64 {
+    (((tick + 1) as u64) << sequence_bits) | ((1_u64 << sequence_bits) - 1)
 }
 
 #[cfg(test)]
