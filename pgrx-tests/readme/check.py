@@ -1,0 +1,476 @@
+#!/usr/bin/env python3
+"""The README, executed: its SQL examples, its Errors table, its Settings table and its SQL
+reference are compared with what a real server does, and a difference names the README line.
+
+Run by the scenario pgrx-tests/scenarios/readme.sh (which sets PG_BIN, PG_CONFIG, SCRATCH,
+PROJECT_DIR); `README_ACCEPT=1` writes what the server did into the README instead (review the
+diff!). What it checks:
+
+1. SQL blocks. A ```sql block is run, in README order, in one database of a server configured as
+   the README's quick start says (shared_preload_libraries, snowflake.machine_id = 7, the key file
+   of the Public ids example, TimeZone UTC). When a bare ``` block follows it directly, that block
+   is psql's output and must match it. HTML comments right above a block steer the run, invisibly:
+     <!-- test: setup SQL -->        SQL run first, its output not shown
+     <!-- test: varies col, col -->  those output columns differ from run to run (ids, times):
+                                     compared as present, not by value
+     <!-- test: skip why -->         not run (a placeholder host, say): the reason is required
+2. The Errors table: each row is what one trigger of pgrx-tests/readme/errors.toml produces
+   (SQLSTATE, message, hint), in order, with the trigger's masks applied (run-dependent numbers).
+3. The Settings table against pg_settings: every snowflake.* setting (but the test builds'
+   fault_*), its default and when it can change.
+4. The SQL reference against the catalog: every function of the extension, its arguments, result,
+   volatility, strictness and parallel safety.
+"""
+import os
+import re
+import subprocess
+import sys
+import tomllib
+
+PROJECT = os.environ["PROJECT_DIR"]
+README = os.path.join(PROJECT, "README.md")
+PG_BIN = os.environ["PG_BIN"]
+LIBDIR = subprocess.run([os.environ["PG_CONFIG"], "--libdir"], capture_output=True, text=True, check=True).stdout.strip()
+SCRATCH = os.environ["SCRATCH"]
+ACCEPT = os.environ.get("README_ACCEPT") == "1"
+AS_ROOT = os.geteuid() == 0
+# The key of the README's Public ids example (published: an example, never a key to use).
+EXAMPLE_KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+
+failures = []
+
+
+def fail(line, what):
+    failures.append(f"README.md:{line}: {what}")
+
+
+def as_owner(cmd, env=None, **kw):
+    env = dict(env or os.environ, LD_LIBRARY_PATH=LIBDIR)
+    if AS_ROOT:
+        cmd = ["runuser", "-u", "postgres", "--", "env", f"LD_LIBRARY_PATH={LIBDIR}"] + cmd
+    return subprocess.run(cmd, env=env, text=True, capture_output=True, **kw)
+
+
+class Cluster:
+    """A throwaway server in the scratch dir, as lib.sh's init_cluster makes them."""
+
+    count = 0
+
+    def __init__(self, name, conf, key=None):
+        Cluster.count += 1
+        self.name = f"readme_{name}"
+        self.dir = os.path.join(SCRATCH, self.name)
+        self.log = self.dir + ".log"
+        self.port = 55400 + Cluster.count
+        r = as_owner([f"{PG_BIN}/initdb", "-D", self.dir, "-U", "postgres", "-A", "trust", "--no-sync"])
+        if r.returncode:
+            sys.exit(f"initdb failed for {self.name}: {r.stderr}")
+        lines = ["listen_addresses = ''", f"unix_socket_directories = '{SCRATCH}'", f"port = {self.port}",
+                 "fsync = off", "timezone = 'UTC'"] + conf
+        self.append_conf(lines)
+        if key is not None:
+            self.write_file("snowflake.key", key + "\n", mode="600")
+
+    def append_conf(self, lines):
+        as_owner(["sh", "-c", f"cat >> '{self.dir}/postgresql.conf'"], input="\n".join(lines) + "\n", check=True)
+
+    def write_file(self, name, text, mode="600"):
+        path = os.path.join(self.dir, name)
+        as_owner(["sh", "-c", f"cat > '{path}' && chmod {mode} '{path}'"], input=text, check=True)
+
+    def ctl(self, *args):
+        r = as_owner([f"{PG_BIN}/pg_ctl", "-D", self.dir, "-l", self.log, "-w", "-t", "60", *args])
+        if r.returncode:
+            with open(self.log) as f:
+                sys.exit(f"pg_ctl {' '.join(args)} failed for {self.name}:\n{f.read()[-3000:]}")
+
+    def start(self):
+        self.ctl("start")
+
+    def stop(self):
+        self.ctl("-m", "fast", "stop")
+
+    def psql(self, sql, db="postgres", extra=(), check=True):
+        cmd = [f"{PG_BIN}/psql", "-X", "-q", "-h", SCRATCH, "-p", str(self.port), "-U", "postgres", "-d", db,
+               "-v", "ON_ERROR_STOP=1", "--pset", "footer=off", *extra]
+        r = subprocess.run(cmd, input=sql, text=True, capture_output=True,
+                           env=dict(os.environ, PGOPTIONS="-c client_min_messages=warning", PGTZ="UTC"))
+        if check and r.returncode:
+            raise RuntimeError(r.stderr.strip())
+        return r
+
+    def remove(self):
+        self.stop()
+        as_owner(["rm", "-rf", self.dir], check=True)
+
+
+# --- 1. the SQL blocks -------------------------------------------------------------------------
+
+def readme_lines():
+    with open(README) as f:
+        return f.read().split("\n")
+
+
+def sql_blocks(lines):
+    """Each ```sql block: (first line index, code, directives, output (start, end) or None)."""
+    blocks = []
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() == "```sql":
+            start = i + 1
+            end = start
+            while lines[end].strip() != "```":
+                end += 1
+            directives = []
+            j = i - 1
+            comment = []
+            while j >= 0 and lines[j].rstrip().endswith("-->"):
+                k = j
+                while not lines[k].lstrip().startswith("<!--"):
+                    k -= 1
+                comment = lines[k:j + 1]
+                text = " ".join(s.strip() for s in comment)[4:-3].strip()
+                if text.startswith("test:"):
+                    directives.insert(0, text[5:].strip())
+                j = k - 1
+            output = None
+            if end + 1 < len(lines) and lines[end + 1].strip() == "```":
+                o_start = end + 2
+                o_end = o_start
+                while lines[o_end].strip() != "```":
+                    o_end += 1
+                output = (o_start, o_end)
+            blocks.append((i, "\n".join(lines[start:end]), directives, output))
+            i = (output[1] if output else end) + 1
+        else:
+            i += 1
+    return blocks
+
+
+def cells(line):
+    return [c.strip() for c in line.split("|")]
+
+
+def same_output(expected, actual, varies):
+    """Equal; but in the columns named in `varies`, whose values change from run to run (and with
+    them the widths of the aligned table), a value need only be present."""
+    if not varies:
+        return expected == actual
+    if len(expected) != len(actual) or len(expected) < 2 or cells(expected[0]) != cells(actual[0]):
+        return False
+    columns = {n for n, h in enumerate(cells(expected[0])) if h in varies}
+    if not set(expected[1]) <= set("-+") or not set(actual[1]) <= set("-+"):
+        return False
+    for e, a in zip(expected[2:], actual[2:]):
+        ce, ca = cells(e), cells(a)
+        if len(ce) != len(ca):
+            return False
+        for n, (x, y) in enumerate(zip(ce, ca)):
+            if (n in columns and not (x and y)) or (n not in columns and x != y):
+                return False
+    return True
+
+
+def check_blocks(lines, main):
+    blocks = sql_blocks(lines)
+    ran = compared = 0
+    replacements = []
+    for first, code, directives, output in blocks:
+        skip = [d for d in directives if d.startswith("skip")]
+        if skip:
+            if not skip[0][4:].strip():
+                fail(first + 1, "a skipped block must say why (<!-- test: skip REASON -->)")
+            continue
+        for d in directives:
+            if d.startswith("setup "):
+                try:
+                    main.psql(d[6:], db="readme")
+                except RuntimeError as e:
+                    fail(first + 1, f"the setup above this block failed: {e}")
+        r = main.psql(code, db="readme", check=False)
+        ran += 1
+        if r.returncode or "ERROR" in r.stderr:
+            fail(first + 2, f"this block failed: {r.stderr.strip()}")
+            continue
+        if output is None:
+            continue
+        compared += 1
+        varies = set()
+        for d in directives:
+            if d.startswith("varies "):
+                varies = {c.strip() for c in d[7:].split(",")}
+        actual = [l.rstrip() for l in r.stdout.rstrip("\n").split("\n")]
+        expected = [l.rstrip() for l in lines[output[0]:output[1]]]
+        if not same_output(expected, actual, varies):
+            if ACCEPT:
+                replacements.append((output, actual))
+            else:
+                diff = "\n".join(f"    README: {e}" for e in expected) + "\n" + "\n".join(f"    server: {a}" for a in actual)
+                fail(output[0] + 1, f"the output of the block above differs from what the server printed:\n{diff}")
+    return ran, compared, replacements
+
+
+# --- 2. the Errors table -----------------------------------------------------------------------
+
+def table_at(lines, heading, header_start):
+    """The rows (line index, cells) of the first table after `heading` whose header starts so."""
+    i = lines.index(heading)
+    while not lines[i].startswith(header_start):
+        i += 1
+    rows = []
+    i += 2
+    while i < len(lines) and lines[i].startswith("|"):
+        rows.append((i, split_row(lines[i])))
+        i += 1
+    return rows
+
+
+def split_row(line):
+    parts = re.split(r"(?<!\\)\|", line.strip())[1:-1]
+    return [p.strip().replace("\\|", "|") for p in parts]
+
+
+def error_report(cluster, sql, db="postgres"):
+    """SQLSTATE, message and hint of the error `sql` raises on the cluster."""
+    r = cluster.psql("\\set VERBOSITY verbose\n" + sql, db=db, check=False)
+    m = re.search(r"^ERROR:  ([0-9A-Z]{5}): (.*)$", r.stderr, re.M)
+    if not m:
+        return None, f"no error (stdout {r.stdout.strip()!r}, stderr {r.stderr.strip()!r})", ""
+    h = re.search(r"^HINT:  (.*)$", r.stderr, re.M)
+    return m.group(1), m.group(2), h.group(1) if h else ""
+
+
+def run_trigger(t, clusters):
+    """Starts (or reuses) the server the trigger wants, runs its steps, returns the error."""
+    conf = t.get("conf", ["snowflake.machine_id = 7"])
+    preload = t.get("preload", True)
+    base = (["shared_preload_libraries = 'pg_snowflake'"] if preload else []) + conf
+    key = "\n".join(t["key"]) if "key" in t else (EXAMPLE_KEY if t.get("with_key") else None)
+    fresh = t.get("fresh", False) or "shell" in t or "restart_with" in t or "standby" in t
+    signature = (tuple(base), key)
+    c = None if fresh else clusters.get(signature)
+    if c is None:
+        c = Cluster(f"e{Cluster.count + 1}", base, key=key)
+        if key is not None:
+            c.append_conf(["snowflake.public_key_file = 'snowflake.key'"])
+        c.start()
+        c.psql("CREATE EXTENSION pg_snowflake;")
+        if not fresh:
+            clusters[signature] = c
+    if "setup" in t:
+        c.psql(t["setup"])
+    target = c
+    if "restart_with" in t:
+        c.stop()
+        c.append_conf(t["restart_with"])
+        c.start()
+    if "shell" in t:
+        if t.get("offline"):
+            c.stop()
+        r = as_owner(["bash", "-ec", t["shell"]], env=dict(os.environ, DATA=c.dir))
+        if r.returncode:
+            return None, f"the trigger's shell step failed: {r.stderr.strip()}", ""
+        if t.get("offline"):
+            c.start()
+    if "standby" in t:
+        target = make_standby(c)
+    try:
+        return error_report(target, t["sql"], db=t.get("db", "postgres"))
+    finally:
+        if fresh:
+            if target is not c:
+                target.remove()
+            c.remove()
+
+
+def make_standby(primary):
+    s = Cluster(f"standby{Cluster.count + 1}", [])
+    as_owner(["rm", "-rf", s.dir], check=True)
+    r = as_owner([f"{PG_BIN}/pg_basebackup", "-h", SCRATCH, "-p", str(primary.port), "-U", "postgres", "-D", s.dir, "-R", "-X", "stream"])
+    if r.returncode:
+        sys.exit(f"pg_basebackup failed: {r.stderr}")
+    s.append_conf([f"port = {s.port}"])
+    s.start()
+    return s
+
+
+def masked(text, masks):
+    for pattern, repl in masks:
+        text = re.sub(pattern, repl, text)
+    return text
+
+
+def code(text):
+    """Text as a table cell: in backticks (doubled where it holds a backtick), | escaped."""
+    text = text.replace("|", "\\|")
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+def check_errors(lines):
+    with open(os.path.join(PROJECT, "pgrx-tests/readme/errors.toml"), "rb") as f:
+        triggers = tomllib.load(f)["error"]
+    rows = table_at(lines, "## Errors", "| SQLSTATE |")
+    clusters = {}
+    produced = []
+    for t in triggers:
+        state, message, hint = run_trigger(t, clusters)
+        if state is None:
+            produced.append((t, None, message))
+            continue
+        masks = t.get("mask", [])
+        row = f"| {state} | {code(masked(message, masks))} | {masked(hint, masks).replace('|', chr(92) + '|')} |"
+        produced.append((t, row, None))
+    for c in clusters.values():
+        c.remove()
+    new_rows = []
+    for n, (t, row, problem) in enumerate(produced):
+        if row is None:
+            failures.append(f"pgrx-tests/readme/errors.toml: the trigger {t['sql']!r} raised no error: {problem}")
+            continue
+        new_rows.append(row)
+        if n < len(rows):
+            line, _ = rows[n]
+            if lines[line] != row:
+                if not ACCEPT:
+                    fail(line + 1, f"this error row differs from what the server raised:\n    README: {lines[line]}\n    server: {row}")
+        elif not ACCEPT:
+            fail(rows[-1][0] + 2 if rows else 1, f"the Errors table lacks the row the server raised: {row}")
+    if len(rows) > len(produced) and not ACCEPT:
+        for line, _ in rows[len(produced):]:
+            fail(line + 1, "no trigger in pgrx-tests/readme/errors.toml produces this error row")
+    replacement = None
+    if ACCEPT and rows:
+        replacement = ((rows[0][0], rows[-1][0] + 1), new_rows)
+    return len(triggers), replacement
+
+
+# --- 3. the Settings table ---------------------------------------------------------------------
+
+CONTEXTS = {"server start": "postmaster", "reload": "sighup"}
+
+
+def check_settings(lines, main):
+    rows = table_at(lines, "## Settings", "| setting |")
+    out = main.psql("SELECT name, boot_val, context, coalesce(min_val, ''), coalesce(max_val, '') FROM pg_settings WHERE name LIKE 'snowflake.%' AND name NOT LIKE 'snowflake.fault%' ORDER BY name",
+                    extra=["-A", "-t", "-F", "\t"]).stdout
+    actual = {n: rest for n, *rest in (l.split("\t") for l in out.strip().split("\n"))}
+    seen = set()
+    for line, cols in rows:
+        name = cols[0].strip("`")
+        seen.add(name)
+        if name not in actual:
+            fail(line + 1, f"{name} is not a setting of the server (pg_settings)")
+            continue
+        boot, context, low, high = actual[name]
+        if low and f"{low} to {high}" not in cols[3]:
+            fail(line + 1, f"{name}: pg_settings gives the range {low} to {high}; the range column must say so (\"pg_settings: {low} to {high}\")")
+        default = re.sub(r"\s*\(.*\)$", "", cols[1]).strip("`")
+        if default in ("empty", "unset"):
+            default = ""
+        if default != boot:
+            fail(line + 1, f"{name}: the README's default {cols[1]!r} is not pg_settings' boot_val {boot!r}")
+        when = re.sub(r"\s*\(.*\)$", "", cols[2])
+        if CONTEXTS.get(when) != context:
+            fail(line + 1, f"{name}: the README says it can change at {cols[2]!r}, pg_settings' context is {context!r}")
+    for name in sorted(set(actual) - seen):
+        fail(rows[-1][0] + 2, f"the Settings table lacks {name}, a setting of the server")
+    return len(rows)
+
+
+# --- 4. the SQL reference ----------------------------------------------------------------------
+
+def type_names(text):
+    """A signature with PostgreSQL's long type names shortened as the README writes them."""
+    for long, short in (("timestamp with time zone", "timestamptz"), ("double precision", "float8"),
+                        ("integer", "int"), ("SETOF ", "setof ")):
+        text = text.replace(long, short)
+    return text.replace('"', "")
+
+
+def all_same(catalog, names, args):
+    props = {v[2:] for k, v in catalog.items() if k[0] in names and v[0] == args}
+    return ACCEPT and len(props) == 1
+
+
+def check_reference(lines, main):
+    rows = table_at(lines, "## SQL reference", "| function |")
+    out = main.psql("""
+        SELECT p.proname, pg_get_function_identity_arguments(p.oid), pg_get_function_arguments(p.oid),
+               pg_get_function_result(p.oid), p.provolatile, p.proisstrict, p.proparallel
+        FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_snowflake'
+        ORDER BY 1, 2""", extra=["-A", "-t", "-F", "\t"]).stdout
+    catalog = {}
+    for l in out.strip().split("\n"):
+        name, ident, args, result, vol, strict, par = l.split("\t")
+        catalog[(name, ident)] = (type_names(args), type_names(result), vol, strict, par)
+    volatility = {"i": "IMMUTABLE", "s": "STABLE", "v": "VOLATILE"}
+    parallel = {"s": "PARALLEL SAFE", "r": "PARALLEL RESTRICTED", "u": "PARALLEL UNSAFE"}
+    documented = set()
+    for line, cols in rows:
+        m = re.fullmatch(r"((?:`\w+`(?:, )?)+) ?`?\((.*)\)`", cols[0]) or re.fullmatch(r"`(\w+)\((.*)\)`", cols[0])
+        if not m:
+            fail(line + 1, f"cannot read the signature {cols[0]!r} (write `name(arg type, ...)`)")
+            continue
+        names = re.findall(r"\w+", m.group(1))
+        args = type_names(m.group(2))
+        for name in names:
+            found = [k for k, v in catalog.items() if k[0] == name and v[0] == args]
+            if not found:
+                have = [v[0] for k, v in catalog.items() if k[0] == name]
+                fail(line + 1, f"{name}({args}) is not in the catalog; it has {name} with: {have or 'no such function'}")
+                continue
+            key = found[0]
+            documented.add(key)
+            args_, result, vol, strict, par = catalog[key]
+            returns = type_names(cols[1].strip("`"))
+            if returns != "as above" and not result.startswith("TABLE") and returns != result:
+                fail(line + 1, f"{name}({args}) returns {result}, the README says {cols[1]}")
+            props = f"{volatility[vol]}, {'STRICT' if strict == 't' else 'not STRICT'}, {parallel[par]}"
+            if cols[2] != props:
+                if ACCEPT and len(names) == 1 or all_same(catalog, names, args):
+                    cols[2] = props
+                    lines[line] = "| " + " | ".join(cols) + " |"
+                else:
+                    fail(line + 1, f"{name}({args}) is {props}; the README says {cols[2]!r}")
+    for key in sorted(set(catalog) - documented):
+        fail(rows[-1][0] + 2, f"the SQL reference lacks {key[0]}({catalog[key][0]}), a function of the extension")
+    return len(documented)
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+def main():
+    lines = readme_lines()
+    server = Cluster("main", ["shared_preload_libraries = 'pg_snowflake'", "snowflake.machine_id = 7",
+                              "snowflake.public_key_file = 'snowflake.key'"], key=EXAMPLE_KEY)
+    server.start()
+    server.psql("CREATE DATABASE readme; CREATE EXTENSION pg_snowflake;")
+    only = os.environ.get("README_ONLY", "")
+    ran = compared = functions = settings = errors = 0
+    block_replacements, error_replacement = [], None
+    if only in ("", "blocks"):
+        ran, compared, block_replacements = check_blocks(lines, server)
+    if only in ("", "reference"):
+        functions = check_reference(lines, server)
+        settings = check_settings(lines, server)
+    server.remove()
+    if only in ("", "errors"):
+        errors, error_replacement = check_errors(lines)
+    if ACCEPT:
+        edits = [((s, e), new) for (s, e), new in block_replacements]
+        if error_replacement:
+            edits.append(error_replacement)
+        for (s, e), new in sorted(edits, reverse=True):
+            lines[s:e] = new
+        with open(README, "w") as f:
+            f.write("\n".join(lines))
+    for f in failures:
+        print(f)
+    print(f"README: {ran} SQL blocks run, {compared} outputs compared; {errors} error rows; {settings} settings; {functions} functions")
+    if failures:
+        print(f"{len(failures)} differences between the README and the server", file=sys.stderr)
+        sys.exit(1)
+
+
+main()
