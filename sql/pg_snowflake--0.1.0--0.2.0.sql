@@ -12,6 +12,10 @@
 -- new last field; the type must have it).
 ALTER TYPE snowflake_stats ADD ATTRIBUTE mark_ahead_ms bigint;
 
+-- snowflake_layout(): ids_per_second as a fraction (60 s ticks with a 1-bit sequence make 0.033
+-- a second; as a bigint it read 0).
+ALTER TYPE snowflake_layout ALTER ATTRIBUTE ids_per_second TYPE double precision;
+
 -- Security (issue 16): snowflake_check_peers() safe to point at anything, least privilege.
 -- 1. snowflake_check_peers(): a third parameter, timeout_s (so DROP and CREATE), and its helpers:
 --    two in Rust (masking connection strings; the connect deadline), two in PL/pgSQL.

@@ -14,7 +14,7 @@ CREATE TYPE snowflake_layout AS (
     sequence_bits        integer,      -- snowflake.sequence_bits
     max_machine_id       integer,      -- 2^machine_bits - 1
     ids_per_tick         bigint,       -- 2^sequence_bits, per server
-    ids_per_second       bigint,       -- per server, at most
+    ids_per_second       double precision,  -- per server, at most (a fraction for long ticks)
     timestamp_field_ends timestamptz   -- the first time that no id can carry
 );
 

@@ -28,7 +28,7 @@ import sys
 import tomllib
 
 PROJECT = os.environ["PROJECT_DIR"]
-README = os.path.join(PROJECT, "README.md")
+README = os.environ.get("README_PATH") or os.path.join(PROJECT, "README.md")
 PG_BIN = os.environ["PG_BIN"]
 LIBDIR = subprocess.run([os.environ["PG_CONFIG"], "--libdir"], capture_output=True, text=True, check=True).stdout.strip()
 SCRATCH = os.environ["SCRATCH"]
@@ -79,7 +79,9 @@ class Cluster:
         as_owner(["sh", "-c", f"cat > '{path}' && chmod {mode} '{path}'"], input=text, check=True)
 
     def ctl(self, *args):
-        r = as_owner([f"{PG_BIN}/pg_ctl", "-D", self.dir, "-l", self.log, "-w", "-t", "60", *args])
+        # PGSERVICEFILE: the services that the README's peers example names (see start_peers).
+        r = as_owner([f"{PG_BIN}/pg_ctl", "-D", self.dir, "-l", self.log, "-w", "-t", "60", *args],
+                     env=dict(os.environ, PGSERVICEFILE=os.path.join(SCRATCH, "pg_service.conf")))
         if r.returncode:
             with open(self.log) as f:
                 sys.exit(f"pg_ctl {' '.join(args)} failed for {self.name}:\n{f.read()[-3000:]}")
@@ -147,8 +149,14 @@ def sql_blocks(lines):
     return blocks
 
 
-def cells(line):
-    return [c.strip() for c in line.split("|")]
+def aligned_cells(output):
+    """psql's aligned table as rows of cells, cut where its `---+---` line has its `+`s (a value
+    may hold a `|` of its own)."""
+    if len(output) < 2 or not output[1] or not set(output[1]) <= set("-+"):
+        return None
+    cuts = [-1] + [i for i, ch in enumerate(output[1]) if ch == "+"] + [10**6]
+    return [[line[cuts[k] + 1:cuts[k + 1]].strip() for k in range(len(cuts) - 1)]
+            for n, line in enumerate(output) if n != 1]
 
 
 def same_output(expected, actual, varies):
@@ -156,19 +164,39 @@ def same_output(expected, actual, varies):
     them the widths of the aligned table), a value need only be present."""
     if not varies:
         return expected == actual
-    if len(expected) != len(actual) or len(expected) < 2 or cells(expected[0]) != cells(actual[0]):
+    e, a = aligned_cells(expected), aligned_cells(actual)
+    if e is None or a is None or len(e) != len(a) or e[0] != a[0]:
         return False
-    columns = {n for n, h in enumerate(cells(expected[0])) if h in varies}
-    if not set(expected[1]) <= set("-+") or not set(actual[1]) <= set("-+"):
-        return False
-    for e, a in zip(expected[2:], actual[2:]):
-        ce, ca = cells(e), cells(a)
-        if len(ce) != len(ca):
+    columns = {n for n, h in enumerate(e[0]) if h in varies}
+    for re_, ra in zip(e[1:], a[1:]):
+        if len(re_) != len(ra):
             return False
-        for n, (x, y) in enumerate(zip(ce, ca)):
+        for n, (x, y) in enumerate(zip(re_, ra)):
             if (n in columns and not (x and y)) or (n not in columns and x != y):
                 return False
     return True
+
+
+SERVICE_FILE = os.path.join(SCRATCH, "pg_service.conf")
+peers = []
+
+
+def start_peers(spec):
+    """`name = conf, conf; name = ...`: servers of their own, each with a database `app` that has
+    the extension, reachable from the README's server as `service=name`."""
+    entries = []
+    for part in spec.split(";"):
+        name, conf = part.split("=", 1)
+        name = name.strip()
+        c = Cluster(name, ["shared_preload_libraries = 'pg_snowflake'"] + [x.strip() for x in conf.split(",")])
+        c.start()
+        c.psql("CREATE DATABASE app;")
+        c.psql("CREATE EXTENSION pg_snowflake;", db="app")
+        peers.append(c)
+        entries.append(f"[{name}]\nhost={SCRATCH}\nport={c.port}\ndbname=app\nuser=postgres\n")
+    with open(SERVICE_FILE, "a") as f:
+        f.write("\n".join(entries))
+    os.chmod(SERVICE_FILE, 0o644)
 
 
 def check_blocks(lines, main):
@@ -181,6 +209,9 @@ def check_blocks(lines, main):
             if not skip[0][4:].strip():
                 fail(first + 1, "a skipped block must say why (<!-- test: skip REASON -->)")
             continue
+        for d in directives:
+            if d.startswith("peers "):
+                start_peers(d[6:])
         for d in directives:
             if d.startswith("setup "):
                 try:
@@ -206,7 +237,10 @@ def check_blocks(lines, main):
                 replacements.append((output, actual))
             else:
                 diff = "\n".join(f"    README: {e}" for e in expected) + "\n" + "\n".join(f"    server: {a}" for a in actual)
-                fail(output[0] + 1, f"the output of the block above differs from what the server printed:\n{diff}")
+                first = next((n for n, (e, a) in enumerate(zip(expected, actual)) if e != a), min(len(expected), len(actual)))
+                if varies:
+                    first = 0
+                fail(output[0] + first + 1, f"the output of the block above differs from what the server printed:\n{diff}")
     return ran, compared, replacements
 
 
@@ -438,19 +472,54 @@ def check_reference(lines, main):
     return len(documented)
 
 
+# --- 5. figures quoted from the benchmark reports ----------------------------------------------
+
+def check_quotes(lines):
+    """Every table under `<!-- quote: FILE -->` is in FILE word for word, and every table of the
+    Benchmarks section is such a quote: the figures have one source, the published reports."""
+    quoted = 0
+    bench = lines.index("## Benchmarks")
+    end = next(i for i in range(bench + 1, len(lines)) if lines[i].startswith("## "))
+    i = bench
+    while i < end:
+        m = re.fullmatch(r"<!-- quote: (\S+) -->", lines[i].strip())
+        if m:
+            j = i + 1
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            with open(os.path.join(PROJECT, m.group(1))) as f:
+                source = f.read()
+            if "\n".join(lines[i + 1:j]) not in source or j == i + 1:
+                source_lines = set(source.split("\n"))
+                bad = next((k for k in range(i + 1, j) if lines[k] not in source_lines), i + 1)
+                fail(bad + 1, f"this table is not in {m.group(1)} word for word")
+            quoted += 1
+            i = j
+            continue
+        if lines[i].startswith("|"):
+            fail(i + 1, "a table of figures in the Benchmarks section that quotes no report (<!-- quote: FILE -->)")
+            while lines[i].startswith("|"):
+                i += 1
+        i += 1
+    return quoted
+
+
 # --- the run -----------------------------------------------------------------------------------
 
 def main():
     lines = readme_lines()
+    quotes = check_quotes(lines)
     server = Cluster("main", ["shared_preload_libraries = 'pg_snowflake'", "snowflake.machine_id = 7",
                               "snowflake.public_key_file = 'snowflake.key'"], key=EXAMPLE_KEY)
     server.start()
     server.psql("CREATE DATABASE readme; CREATE EXTENSION pg_snowflake;")
-    only = os.environ.get("README_ONLY", "")
+    only = os.environ.get("README_ONLY", "")  # blocks, reference (and settings) or errors: one part
     ran = compared = functions = settings = errors = 0
     block_replacements, error_replacement = [], None
     if only in ("", "blocks"):
         ran, compared, block_replacements = check_blocks(lines, server)
+    for c in peers:
+        c.remove()
     if only in ("", "reference"):
         functions = check_reference(lines, server)
         settings = check_settings(lines, server)
@@ -467,7 +536,7 @@ def main():
             f.write("\n".join(lines))
     for f in failures:
         print(f)
-    print(f"README: {ran} SQL blocks run, {compared} outputs compared; {errors} error rows; {settings} settings; {functions} functions")
+    print(f"README: {ran} SQL blocks run, {compared} outputs compared; {errors} error rows; {settings} settings; {functions} functions; {quotes} tables quoted from the benchmark reports")
     if failures:
         print(f"{len(failures)} differences between the README and the server", file=sys.stderr)
         sys.exit(1)

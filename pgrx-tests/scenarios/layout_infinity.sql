@@ -9,6 +9,8 @@
 \ir ../include/error_of.sql
 CREATE EXTENSION pg_snowflake;
 SELECT timestamp_bits, time_unit_ms, timestamp_field_ends FROM snowflake_layout();
+-- 512 ids per 60 s tick: 8.53 a second, not rounded down to 8 (nor, with a 1-bit sequence, to 0).
+SELECT ids_per_tick, round(ids_per_second::numeric, 4) AS ids_per_second FROM snowflake_layout();
 SELECT * FROM error_of($$SELECT snowflake_from_timestamp('infinity')$$);
 SELECT * FROM error_of($$SELECT snowflake_compose('infinity', 0, 0)$$);
 SELECT * FROM error_of($$SELECT snowflake_from_timestamp('-infinity')$$);

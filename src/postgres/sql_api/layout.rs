@@ -17,7 +17,10 @@ fn snowflake_layout(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('
         row.set_by_name("sequence_bits", layout.sequence_bits() as i32),
         row.set_by_name("max_machine_id", layout.max_machine_id() as i32),
         row.set_by_name("ids_per_tick", per_tick),
-        row.set_by_name("ids_per_second", per_tick * 1000 / layout.tick_ms()),
+        // A float: 60 s ticks with a 1-bit sequence make 2 ids a minute, 0.033 a second. Version
+        // 0.1.0's type has a bigint, until ALTER EXTENSION pg_snowflake UPDATE.
+        row.set_by_name("ids_per_second", per_tick as f64 * 1000.0 / layout.tick_ms() as f64)
+            .or_else(|_| row.set_by_name("ids_per_second", per_tick * 1000 / layout.tick_ms())),
         row.set_by_name("timestamp_field_ends", to_timestamptz_or_infinity(layout.end_unix_ms())),
     ];
     fill_row("snowflake_layout", results);
