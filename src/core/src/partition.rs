@@ -30,8 +30,34 @@ pub struct Bounds {
 }
 
 impl Step {
+    /// The step as PostgreSQL writes an interval (IntervalStyle `postgres`), quoted: `'1 mon'`,
+    /// `'2 days 00:00:01.5'`, `'00:00:00'`.
     fn describe(&self) -> String {
-        format!("{} months {} days {} microseconds", self.months, self.days, self.micros)
+        fn unit(n: i64, name: &str) -> String {
+            format!("{n} {name}{}", if n == 1 { "" } else { "s" })
+        }
+        let mut parts = Vec::new();
+        let (years, months) = (self.months / 12, self.months % 12);
+        if years != 0 {
+            parts.push(unit(years.into(), "year"));
+        }
+        if months != 0 {
+            parts.push(unit(months.into(), "mon"));
+        }
+        if self.days != 0 {
+            parts.push(unit(self.days.into(), "day"));
+        }
+        if self.micros != 0 || parts.is_empty() {
+            let sign = if self.micros < 0 { "-" } else { "" };
+            let us = self.micros.unsigned_abs();
+            let (h, m, s, frac) = (us / 3_600_000_000, us / 60_000_000 % 60, us / 1_000_000 % 60, us % 1_000_000);
+            let mut time = format!("{sign}{h:02}:{m:02}:{s:02}");
+            if frac != 0 {
+                time.push_str(format!(".{frac:06}").trim_end_matches('0'));
+            }
+            parts.push(time);
+        }
+        format!("'{}'", parts.join(" "))
     }
 
     /// The start of partition `k` after `from_ms`: computed from the start each time, so that
@@ -99,6 +125,24 @@ mod tests {
 
     fn t(text: &str) -> i64 {
         parse_timestamptz(text).unwrap()
+    }
+
+    #[test]
+    fn steps_are_written_as_postgresql_writes_intervals() {
+        let cases = [
+            ((1, 0, 0), "'1 mon'"),
+            ((14, 0, 0), "'1 year 2 mons'"),
+            ((-1, 0, 0), "'-1 mons'"),
+            ((0, 1, 0), "'1 day'"),
+            ((0, 2, 1_500_000), "'2 days 00:00:01.5'"),
+            ((0, 0, 60_000_000), "'00:01:00'"),
+            ((0, 0, 1500), "'00:00:00.0015'"),
+            ((0, 0, -3_600_000_000), "'-01:00:00'"),
+            ((0, 0, 0), "'00:00:00'"),
+        ];
+        for ((months, days, micros), text) in cases {
+            assert_eq!(Step { months, days, micros }.describe(), text);
+        }
     }
     const MONTH: Step = Step { months: 1, days: 0, micros: 0 };
     const DAY: Step = Step { months: 0, days: 1, micros: 0 };
@@ -174,10 +218,7 @@ mod tests {
             Err(Error::Layout(LayoutError::TimeOutsideLayout { before: false, .. }))
         ));
         let e = bounds(&l, a, b, Step { months: 0, days: 0, micros: 0 }).unwrap_err();
-        assert_eq!(
-            e.message(),
-            "partition step 0 months 0 days 0 microseconds is not a positive interval of whole milliseconds"
-        );
+        assert_eq!(e.message(), "partition step '00:00:00' is not a positive interval of whole milliseconds");
         assert!(e.hint().contains("interval '1 month'"));
     }
 }
