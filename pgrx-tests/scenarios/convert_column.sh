@@ -53,6 +53,9 @@ ALTER VIEW us_ids OWNER TO reader;
 GRANT SELECT ON account_names TO reader;
 GRANT SELECT, INSERT ON open_invoices TO reader WITH GRANT OPTION;
 GRANT SELECT (name) ON eu_names TO viewer;
+SET ROLE reader;
+GRANT SELECT ON open_invoices TO viewer;
+RESET ROLE;
 COMMENT ON VIEW account_names IS 'accounts in the EU';
 COMMENT ON COLUMN account_names.account IS 'the account id';
 -- security_invoker exists from PostgreSQL 15 on.
@@ -170,20 +173,28 @@ q -c "SELECT count(*) AS identities_left FROM pg_attribute WHERE attidentity <> 
 echo "== the views, recreated as they were (the column types are the new ones)"
 q <<'SQL'
 SELECT b.relname, pg_get_viewdef(c.oid) = b.def AS same_definition, c.reloptions IS NOT DISTINCT FROM b.reloptions AS same_options,
-       c.relowner = b.relowner AS same_owner, (SELECT array_agg(x::text ORDER BY x::text) FROM unnest(c.relacl) x) IS NOT DISTINCT FROM (SELECT array_agg(x::text ORDER BY x::text) FROM unnest(b.relacl) x) AS same_privileges,
+       c.relowner = b.relowner AS same_owner, (SELECT array_agg(ROW(x.grantee, x.privilege_type, x.is_grantable)::text ORDER BY ROW(x.grantee, x.privilege_type, x.is_grantable)::text) FROM aclexplode(c.relacl) x)
+         IS NOT DISTINCT FROM (SELECT array_agg(ROW(x.grantee, x.privilege_type, x.is_grantable)::text ORDER BY ROW(x.grantee, x.privilege_type, x.is_grantable)::text) FROM aclexplode(b.relacl) x) AS same_privileges,
        obj_description(c.oid, 'pg_class') IS NOT DISTINCT FROM b.comment AS same_comment,
        (SELECT array_agg(ROW(a.attname, a.attacl, col_description(c.oid, a.attnum))::text ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0)
          = b.cols AS same_columns,
        (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0) AS columns_now
 FROM views_before b LEFT JOIN pg_class c ON c.relname = b.relname AND c.relnamespace = 'public'::regnamespace AND c.relkind = 'v'
 ORDER BY b.relname;
+-- The privileges compared are grantee, privilege and grant option: a grant made by another role
+-- than the owner (here reader, who holds the grant option) is granted again by the owner.
+SELECT b.relname, pg_get_userbyid(x.grantee) AS grantee, x.privilege_type, pg_get_userbyid(x.grantor) AS grantor_before,
+       (SELECT pg_get_userbyid(y.grantor) FROM aclexplode(c.relacl) y WHERE y.grantee = x.grantee AND y.privilege_type = x.privilege_type) AS grantor_now
+FROM views_before b JOIN pg_class c ON c.relname = b.relname AND c.relnamespace = 'public'::regnamespace AND c.relkind = 'v', aclexplode(b.relacl) x
+WHERE x.grantor <> b.relowner ORDER BY 1, 2, 3;
 SQL
 echo "== negative control: a view created again from its SELECT alone loses its options and privileges (rolled back)"
 q <<'SQL'
 BEGIN;
 DROP VIEW open_invoices;
 CREATE VIEW open_invoices AS SELECT id, account_id, region FROM invoices WHERE account_id > 0;
-SELECT c.reloptions IS NOT DISTINCT FROM b.reloptions AS same_options, (SELECT array_agg(x::text ORDER BY x::text) FROM unnest(c.relacl) x) IS NOT DISTINCT FROM (SELECT array_agg(x::text ORDER BY x::text) FROM unnest(b.relacl) x) AS same_privileges
+SELECT c.reloptions IS NOT DISTINCT FROM b.reloptions AS same_options, (SELECT array_agg(ROW(x.grantee, x.privilege_type, x.is_grantable)::text ORDER BY ROW(x.grantee, x.privilege_type, x.is_grantable)::text) FROM aclexplode(c.relacl) x)
+         IS NOT DISTINCT FROM (SELECT array_agg(ROW(x.grantee, x.privilege_type, x.is_grantable)::text ORDER BY ROW(x.grantee, x.privilege_type, x.is_grantable)::text) FROM aclexplode(b.relacl) x) AS same_privileges
 FROM views_before b JOIN pg_class c ON c.relname = b.relname AND c.relnamespace = 'public'::regnamespace AND c.relkind = 'v' WHERE b.relname = 'open_invoices';
 ROLLBACK;
 SQL

@@ -403,18 +403,19 @@ BEGIN
             rtrim(pg_get_viewdef(v.oid), ';'));
         create_ddl := create_ddl || format('ALTER VIEW %s OWNER TO %I', v.oid::regclass, pg_get_userbyid(v.relowner));
         -- Privileges on the view and on its columns (the owner's own are those of any new view).
+        -- GRANT cannot name another grantor: a privilege granted by a role that held it WITH GRANT
+        -- OPTION is granted again by the owner (the same privilege, another grantor).
         create_ddl := create_ddl || ARRAY(
-            SELECT format('GRANT %s%s ON %s TO %s%s%s', string_agg(g.privilege_type, ', ' ORDER BY g.privilege_type),
+            SELECT format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
                           CASE WHEN g.attname IS NULL THEN '' ELSE format(' (%I)', g.attname) END, v.oid::regclass,
                           CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END,
-                          CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END,
-                          CASE WHEN g.grantor = v.relowner THEN '' ELSE ' GRANTED BY ' || quote_ident(pg_get_userbyid(g.grantor)) END)
+                          CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
             FROM (SELECT NULL::name AS attname, 0 AS attnum, a.* FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = v.oid
                   UNION ALL
                   SELECT at.attname, at.attnum, a.* FROM pg_attribute at, aclexplode(at.attacl) a WHERE at.attrelid = v.oid AND at.attnum > 0) g
             WHERE g.grantee <> v.relowner
-            GROUP BY g.attnum, g.attname, g.grantee, g.grantor, g.is_grantable
-            ORDER BY g.attnum, pg_get_userbyid(g.grantee), g.is_grantable, pg_get_userbyid(g.grantor));
+            GROUP BY g.attnum, g.attname, g.grantee, g.is_grantable
+            ORDER BY g.attnum, pg_get_userbyid(g.grantee), g.is_grantable);
         create_ddl := create_ddl || ARRAY(
             SELECT format('COMMENT ON VIEW %s IS %L', v.oid::regclass, obj_description(v.oid, 'pg_class'))
             WHERE obj_description(v.oid, 'pg_class') IS NOT NULL
