@@ -397,6 +397,13 @@ BEGIN
             RAISE EXCEPTION 'view % has what recreating it would lose: %', v.oid::regclass, blocker
                 USING ERRCODE = '0A000', HINT = 'Save them, drop the view, convert with recreate_views => true, and add them again, in one transaction.';
         END IF;
+        -- What else DROP VIEW would refuse to drop under it (a function's BEGIN ATOMIC body, a policy).
+        SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', ' ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid)) INTO blocker
+        FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = v.oid AND d.deptype = 'n' AND d.classid <> 'pg_rewrite'::regclass;
+        IF blocker IS NOT NULL THEN
+            RAISE EXCEPTION 'view % cannot be dropped and created again: it is used by %', v.oid::regclass, blocker
+                USING ERRCODE = '2BP01', HINT = 'Save their definitions, drop them, convert with recreate_views => true, and create them again, in one transaction.';
+        END IF;
         drop_ddl := format('DROP VIEW %s', v.oid::regclass) || drop_ddl;
         create_ddl := create_ddl || format('CREATE VIEW %s%s AS %s', v.oid::regclass,
             (SELECT ' WITH (' || string_agg(format('%s=%L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ') || ')' FROM unnest(v.reloptions) o),
