@@ -535,11 +535,15 @@ BEGIN
         RAISE EXCEPTION 'column % cannot be widened to bigint: %', target, blocker
             USING ERRCODE = '0A000', HINT = 'PostgreSQL cannot change the type of a partition key column: create a table partitioned on a bigint column, copy the rows into it (INSERT ... SELECT), and convert that one.';
     END IF;
+    -- A generated column depends on the columns it uses through its pg_attrdef entry (15+) or
+    -- directly, as a column of the same table (14).
     SELECT string_agg(format('%s.%I (used by the generated column %I)', w.relid::regclass, w.attname, g.attname), ', ') INTO blocker
     FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
-    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_attrdef'::regclass
-    JOIN pg_attrdef ad ON ad.oid = d.objid AND ad.adrelid = w.relid AND ad.adnum <> w.attnum
-    JOIN pg_attribute g ON g.attrelid = ad.adrelid AND g.attnum = ad.adnum AND g.attgenerated <> '' AND g.attinhcount = 0;
+    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum
+    LEFT JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
+    JOIN pg_attribute g ON g.attrelid = w.relid AND g.attnum <> w.attnum AND g.attgenerated <> '' AND g.attinhcount = 0
+                       AND ((d.classid = 'pg_attrdef'::regclass AND ad.adrelid = w.relid AND g.attnum = ad.adnum)
+                            OR (d.classid = 'pg_class'::regclass AND d.objid = w.relid AND g.attnum = d.objsubid));
     IF blocker IS NOT NULL THEN
         RAISE EXCEPTION 'generated columns use the columns that converting % widens: %', target, blocker
             USING ERRCODE = '0A000', HINT = 'Drop the generated column, convert, and add it again (ALTER TABLE ... ADD COLUMN ... GENERATED ALWAYS AS (...) STORED computes it anew), in one transaction.';
