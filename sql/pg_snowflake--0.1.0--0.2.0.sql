@@ -524,7 +524,7 @@ BEGIN
         END IF;
     END LOOP;
     -- What stops ALTER COLUMN TYPE, looked for on every relation it reaches.
-    SELECT array_agg(pt.relid ORDER BY pt.relid::text), array_agg(a.attnum ORDER BY pt.relid::text), array_agg(a.attname ORDER BY pt.relid::text)
+    SELECT array_agg(pt.relid ORDER BY pt.relid::text, a.attnum), array_agg(a.attnum ORDER BY pt.relid::text, a.attnum), array_agg(a.attname ORDER BY pt.relid::text, a.attnum)
     INTO c_rel, c_num, c_name
     FROM unnest(wide_rels, wide_cols) AS w(relid, attname) CROSS JOIN LATERAL (SELECT w.relid::regclass AS relid UNION SELECT relid FROM pg_partition_tree(w.relid::regclass)) pt
     JOIN pg_attribute a ON a.attrelid = pt.relid AND a.attname = w.attname AND NOT a.attisdropped;
@@ -583,7 +583,7 @@ BEGIN
     FROM unnest(views) x JOIN pg_class c ON c.oid = x WHERE c.relkind <> 'v';
     IF blocker IS NOT NULL THEN
         RAISE EXCEPTION 'materialized views or rules use the columns that converting % widens: %', target, blocker
-            USING ERRCODE = '0A000', HINT = 'A materialized view would have to be filled again: save its definition (pg_get_viewdef) and indexes, drop it, convert, create it again and REFRESH it.';
+            USING ERRCODE = '0A000', HINT = 'A materialized view would have to be filled again: save its definition (pg_get_viewdef) and indexes, drop it, convert, create it again and REFRESH it. A rule: save it (pg_get_ruledef), drop it, convert, create it again.';
     END IF;
     IF views IS NOT NULL AND NOT recreate_views THEN
         RAISE EXCEPTION 'views use the columns that converting % widens: %', target, (SELECT string_agg(x::regclass::text, ', ') FROM unnest(views) x)
