@@ -665,4 +665,4 @@ END
 $fn$;
 
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean) IS
-    'Turns a serial, identity or DEFAULT nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it; returns the DDL, runs it unless dry_run';
+    'Turns a serial, identity or DEFAULT nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); returns the DDL, runs it unless dry_run';
