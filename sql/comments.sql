@@ -70,5 +70,5 @@ COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
     'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';
 COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
     'Range-partition bounds on the id, one row per step of time (in UTC) from the first time to at least the second: FOR VALUES FROM (from_id) TO (to_id)';
-COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean) IS
-    'Turns a serial, identity or DEFAULT nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it; returns the DDL, runs it unless dry_run';
+COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean) IS
+    'Turns a serial, identity or DEFAULT nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); returns the DDL, runs it unless dry_run';

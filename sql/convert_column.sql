@@ -1,12 +1,18 @@
--- snowflake_convert_column(tbl, col, dry_run, drop_sequence): turns a serial, bigserial, identity
--- (BY DEFAULT or ALWAYS) or DEFAULT nextval(...) key column into bigint DEFAULT snowflake_nextval(),
--- widening integer/smallint to bigint together with every single-column foreign key that
--- references it. Returns the DDL, in order; runs it unless dry_run (the default). It runs inside
--- the caller's transaction: an error anywhere leaves nothing changed. STRICT: NULL in, no rows out. Each ALTER TABLE takes an
--- ACCESS EXCLUSIVE lock, and widening a column rewrites its table (time in proportion to its size).
--- What it cannot do safely it refuses, naming the object: partitioned or temporary tables, tables
--- the user does not own, composite keys, dependent views, multi-column foreign keys.
-CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true)
+-- snowflake_convert_column(tbl, col, dry_run, drop_sequence, recreate_views): turns a serial,
+-- bigserial, identity (BY DEFAULT or ALWAYS) or DEFAULT nextval(...) key column into
+-- bigint DEFAULT snowflake_nextval(), widening integer/smallint to bigint together with every
+-- foreign-key column that references it. A partitioned table is converted from its root: each
+-- ALTER TABLE on it recurses into every partition. Returns the DDL, in order; runs it unless
+-- dry_run (the default). It runs inside the caller's transaction: an error anywhere leaves nothing
+-- changed. STRICT: NULL in, no rows out. Each ALTER TABLE takes an ACCESS EXCLUSIVE lock, and
+-- widening a column rewrites its table (every partition; time in proportion to their size).
+-- Views that use a widened column are refused (2BP01) or, with recreate_views, dropped and created
+-- again from pg_get_viewdef with their options, owner, privileges and comments.
+-- What it cannot do safely it refuses, naming the object, before changing anything: a partition
+-- (name its root), temporary tables, tables or views the user does not own, composite keys (but a
+-- partitioned table's key may add its partition key columns), a widened column in a partition key,
+-- materialized views, generated columns, policies and triggers that use a widened column.
+CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
 RETURNS SETOF text
 LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
@@ -18,21 +24,39 @@ DECLARE
     seq text;
     default_expr text;
     fk record;
-    views text;
+    part_keys int2[] := '{}';
+    keys_ok boolean;
+    -- Every column the conversion touches (the key and the foreign-key columns), and those it widens.
+    wide_rels oid[] := '{}';
+    wide_cols name[] := '{}';
+    -- The widened columns on every relation ALTER TABLE reaches (partitions included, where the
+    -- column may have another number than on the parent).
+    c_rel oid[];
+    c_num int2[];
+    c_name name[];
+    views oid[];
+    blocker text;
+    v record;
+    drop_ddl text[] := '{}';
+    create_ddl text[] := '{}';
     ddl text[] := '{}';
     stmt text;
     target text := tbl::text || '.' || quote_ident(col);
 BEGIN
     SELECT n.nspname INTO ext_schema
     FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_snowflake';
-    SELECT c.relkind, c.relpersistence, c.relowner INTO rel FROM pg_class c WHERE c.oid = tbl;
-    IF rel.relkind = 'p' OR EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = tbl) THEN
-        RAISE EXCEPTION 'table % is partitioned or a partition: snowflake_convert_column() does not convert partitioned tables yet', tbl
-            USING ERRCODE = '0A000', HINT = 'Convert the parent by hand: ALTER TABLE ... ALTER COLUMN ... TYPE bigint on the parent (it recurses), then SET DEFAULT snowflake_nextval().';
+    SELECT c.relkind, c.relpersistence, c.relispartition INTO rel FROM pg_class c WHERE c.oid = tbl;
+    IF rel.relispartition THEN
+        RAISE EXCEPTION 'table % is a partition of %', tbl, pg_partition_root(tbl)
+            USING ERRCODE = '0A000', HINT = format('Convert the partitioned table from its root: snowflake_convert_column(%L, %L) converts every partition.', pg_partition_root(tbl)::text, col);
     END IF;
-    IF rel.relkind <> 'r' THEN
+    IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = tbl) THEN
+        RAISE EXCEPTION 'table % inherits from %', tbl, (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = tbl)
+            USING ERRCODE = '0A000', HINT = 'A column inherited from a parent table cannot change type on its own: convert it by hand from the parent (ALTER TABLE parent ALTER COLUMN ... TYPE bigint recurses).';
+    END IF;
+    IF rel.relkind NOT IN ('r', 'p') THEN
         RAISE EXCEPTION '% is not a table', tbl
-            USING ERRCODE = '42809', HINT = 'Name an ordinary table whose key column has a sequence default.';
+            USING ERRCODE = '42809', HINT = 'Name an ordinary or partitioned table whose key column has a sequence default.';
     END IF;
     IF rel.relpersistence = 't' THEN
         RAISE EXCEPTION 'table % is temporary', tbl
@@ -53,48 +77,166 @@ BEGIN
         RAISE EXCEPTION 'column % is not a serial, identity or DEFAULT nextval() column (its default: %)', target, coalesce(default_expr, 'none')
             USING ERRCODE = '42804', HINT = 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
     END IF;
-    -- The tables it would alter: this one and every table whose foreign key references the column.
+    -- A partitioned table's unique keys must hold its partition key columns: (id, region) is the key
+    -- of id on a table partitioned by region. Any other composite key is refused.
+    IF rel.relkind = 'p' THEN
+        SELECT pt.partattrs::int2[] INTO part_keys FROM pg_partitioned_table pt WHERE pt.partrelid = tbl;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_constraint con WHERE con.conrelid = tbl AND con.contype IN ('p', 'u')
+               AND att.attnum = ANY (con.conkey) AND cardinality(con.conkey) > 1
+               AND NOT con.conkey::int2[] <@ (part_keys || att.attnum::int2)) THEN
+        RAISE EXCEPTION 'column % is part of a composite key', target
+            USING ERRCODE = '0A000', HINT = 'Only a single-column key can be converted (on a partitioned table, the key column and its partition key columns).';
+    END IF;
+    -- The columns it would alter: this one and every column whose foreign key references it (the
+    -- constraint of a partitioned table, not its copies on the partitions: the ALTER recurses).
     FOR fk IN
         SELECT con.conname, con.conrelid, con.conkey, con.confkey FROM pg_constraint con
-        WHERE con.contype = 'f' AND con.confrelid = tbl AND att.attnum = ANY (con.confkey)
+        WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
     LOOP
-        IF cardinality(fk.confkey) > 1 THEN
+        IF cardinality(fk.confkey) > 1 AND NOT fk.confkey::int2[] <@ (part_keys || att.attnum::int2) THEN
             RAISE EXCEPTION 'foreign key % on % references % in a composite key', fk.conname, fk.conrelid::regclass, target
-                USING ERRCODE = '0A000', HINT = 'Only a single-column key can be converted.';
+                USING ERRCODE = '0A000', HINT = 'Only a single-column key can be converted (on a partitioned table, the key column and its partition key columns).';
         END IF;
     END LOOP;
-    IF EXISTS (SELECT 1 FROM pg_constraint con WHERE con.conrelid = tbl AND con.contype IN ('p', 'u')
-               AND att.attnum = ANY (con.conkey) AND cardinality(con.conkey) > 1) THEN
-        RAISE EXCEPTION 'column % is part of a composite key', target
-            USING ERRCODE = '0A000', HINT = 'Only a single-column key can be converted.';
-    END IF;
     FOR rel IN
-        SELECT tbl AS relid, att.attnum AS attnum, att.atttypid AS typ
+        SELECT tbl::oid AS relid, att.attnum::int2 AS attnum, att.atttypid AS typ
         UNION ALL
-        SELECT con.conrelid, con.conkey[1], a.atttypid FROM pg_constraint con
-        JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[1]
-        WHERE con.contype = 'f' AND con.confrelid = tbl AND con.confkey = ARRAY[att.attnum]
+        SELECT con.conrelid, con.conkey[array_position(con.confkey, att.attnum::int2)], a.atttypid FROM pg_constraint con
+        JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[array_position(con.confkey, att.attnum::int2)]
+        WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
     LOOP
-        IF NOT pg_has_role((SELECT relowner FROM pg_class WHERE oid = rel.relid), 'USAGE') THEN
-            RAISE EXCEPTION 'permission denied: % is not owned by %', rel.relid::regclass, current_user
-                USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every table it alters (the table and those whose foreign keys reference it).';
+        -- ALTER TABLE on a partitioned table alters every partition, and needs to own each.
+        SELECT string_agg(pt.relid::text, ', ' ORDER BY pt.level, pt.relid::text) INTO blocker
+        FROM (SELECT rel.relid::regclass AS relid, 0 AS level UNION SELECT relid, level FROM pg_partition_tree(rel.relid::regclass)) pt
+        JOIN pg_class c ON c.oid = pt.relid
+        WHERE NOT pg_has_role(c.relowner, 'USAGE');
+        IF blocker IS NOT NULL THEN
+            RAISE EXCEPTION 'permission denied: % is not owned by %', blocker, current_user
+                USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every table it alters (the table, its partitions and the tables whose foreign keys reference it).';
         END IF;
-        IF (SELECT relkind FROM pg_class WHERE oid = rel.relid) <> 'r' THEN
-            RAISE EXCEPTION 'table % (with a foreign key to %) is partitioned', rel.relid::regclass, target
-                USING ERRCODE = '0A000', HINT = 'Widen its column by hand first: ALTER TABLE ... ALTER COLUMN ... TYPE bigint.';
+        IF rel.typ <> 'bigint'::regtype AND NOT EXISTS (SELECT 1 FROM unnest(wide_rels, wide_cols) AS w(relid, attname)
+                                                        WHERE w.relid = rel.relid AND w.attname = (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum)) THEN
+            wide_rels := wide_rels || rel.relid;
+            wide_cols := wide_cols || (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum);
         END IF;
-        SELECT string_agg(DISTINCT v.ev_class::regclass::text, ', ') INTO views
-        FROM pg_depend d JOIN pg_rewrite v ON v.oid = d.objid
-        WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass
-          AND d.refobjid = rel.relid AND d.refobjsubid = rel.attnum AND v.ev_class <> rel.relid;
-        IF views IS NOT NULL AND rel.typ <> 'bigint'::regtype THEN
-            RAISE EXCEPTION 'column %.% is used by views: %', rel.relid::regclass, quote_ident((SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum)), views
-                USING ERRCODE = '2BP01', HINT = 'Its type cannot change under a view: save the views'' definitions (pg_get_viewdef), drop them, convert, and create them again, in one transaction.';
+    END LOOP;
+    -- What stops ALTER COLUMN TYPE, looked for on every relation it reaches.
+    SELECT array_agg(pt.relid ORDER BY pt.relid::text, a.attnum), array_agg(a.attnum ORDER BY pt.relid::text, a.attnum), array_agg(a.attname ORDER BY pt.relid::text, a.attnum)
+    INTO c_rel, c_num, c_name
+    FROM unnest(wide_rels, wide_cols) AS w(relid, attname) CROSS JOIN LATERAL (SELECT w.relid::regclass AS relid UNION SELECT relid FROM pg_partition_tree(w.relid::regclass)) pt
+    JOIN pg_attribute a ON a.attrelid = pt.relid AND a.attname = w.attname AND NOT a.attisdropped;
+    SELECT string_agg(format('%s (partition key of %s)', quote_ident(w.attname), w.relid::regclass), ', ') INTO blocker
+    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname) JOIN pg_partitioned_table pt ON pt.partrelid = w.relid
+    WHERE w.attnum = ANY (pt.partattrs::int2[]);
+    IF blocker IS NOT NULL THEN
+        RAISE EXCEPTION 'column % cannot be widened to bigint: %', target, blocker
+            USING ERRCODE = '0A000', HINT = 'PostgreSQL cannot change the type of a partition key column: create a table partitioned on a bigint column, copy the rows into it (INSERT ... SELECT), and convert that one.';
+    END IF;
+    -- A generated column depends on the columns it uses through its pg_attrdef entry (15+) or
+    -- directly, as a column of the same table (14).
+    SELECT string_agg(format('%s.%I (used by the generated column %I)', w.relid::regclass, w.attname, g.attname), ', ') INTO blocker
+    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
+    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum
+    LEFT JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
+    JOIN pg_attribute g ON g.attrelid = w.relid AND g.attnum <> w.attnum AND g.attgenerated <> '' AND g.attinhcount = 0
+                       AND ((d.classid = 'pg_attrdef'::regclass AND ad.adrelid = w.relid AND g.attnum = ad.adnum)
+                            OR (d.classid = 'pg_class'::regclass AND d.objid = w.relid AND g.attnum = d.objsubid));
+    IF blocker IS NOT NULL THEN
+        RAISE EXCEPTION 'generated columns use the columns that converting % widens: %', target, blocker
+            USING ERRCODE = '0A000', HINT = 'Drop the generated column, convert, and add it again (ALTER TABLE ... ADD COLUMN ... GENERATED ALWAYS AS (...) STORED computes it anew), in one transaction.';
+    END IF;
+    SELECT string_agg(DISTINCT format('%s.%I (used by the policy %I on %s)', w.relid::regclass, w.attname, p.polname, p.polrelid::regclass), ', ') INTO blocker
+    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
+    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_policy'::regclass
+    JOIN pg_policy p ON p.oid = d.objid;
+    IF blocker IS NOT NULL THEN
+        RAISE EXCEPTION 'row-level security policies use the columns that converting % widens: %', target, blocker
+            USING ERRCODE = '0A000', HINT = 'Save the policy''s definition (pg_policies), DROP POLICY, convert, and CREATE POLICY again, in one transaction.';
+    END IF;
+    SELECT string_agg(DISTINCT format('%s.%I (used by the trigger %I on %s)', w.relid::regclass, w.attname, t.tgname, t.tgrelid::regclass), ', ') INTO blocker
+    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
+    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_trigger'::regclass
+    JOIN pg_trigger t ON t.oid = d.objid;
+    IF blocker IS NOT NULL THEN
+        RAISE EXCEPTION 'triggers use the columns that converting % widens in their WHEN condition: %', target, blocker
+            USING ERRCODE = '0A000', HINT = 'Save the trigger''s definition (pg_get_triggerdef), DROP TRIGGER, convert, and create it again, in one transaction.';
+    END IF;
+    -- The views that use a widened column, and the views on those views: each with its depth
+    -- (dropped deepest first, created shallowest first).
+    WITH RECURSIVE uses(view, depth) AS (
+        SELECT r.ev_class, 0 FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
+        JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_rewrite'::regclass
+        JOIN pg_rewrite r ON r.oid = d.objid
+        WHERE r.ev_class <> w.relid
+        UNION ALL
+        SELECT r.ev_class, u.depth + 1 FROM uses u
+        JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = u.view AND d.classid = 'pg_rewrite'::regclass
+        JOIN pg_rewrite r ON r.oid = d.objid
+        WHERE r.ev_class <> u.view
+    )
+    SELECT array_agg(view ORDER BY depth, view::regclass::text) INTO views
+    FROM (SELECT view, max(depth) AS depth FROM uses GROUP BY view) u;
+    SELECT string_agg(c.oid::regclass::text, ', ' ORDER BY c.oid::regclass::text) INTO blocker
+    FROM unnest(views) x JOIN pg_class c ON c.oid = x WHERE c.relkind <> 'v';
+    IF blocker IS NOT NULL THEN
+        RAISE EXCEPTION 'materialized views or rules use the columns that converting % widens: %', target, blocker
+            USING ERRCODE = '0A000', HINT = 'A materialized view would have to be filled again: save its definition (pg_get_viewdef) and indexes, drop it, convert, create it again and REFRESH it. A rule: save it (pg_get_ruledef), drop it, convert, create it again.';
+    END IF;
+    IF views IS NOT NULL AND NOT recreate_views THEN
+        RAISE EXCEPTION 'views use the columns that converting % widens: %', target, (SELECT string_agg(x::regclass::text, ', ') FROM unnest(views) x)
+            USING ERRCODE = '2BP01', HINT = 'Their types cannot change under a view: recreate_views => true drops the views and creates them again (definition, options, owner, privileges, comments) in the same transaction.';
+    END IF;
+    FOR v IN SELECT c.oid, c.relowner, c.reloptions FROM unnest(views) WITH ORDINALITY AS x(oid, n) JOIN pg_class c ON c.oid = x.oid ORDER BY x.n LOOP
+        IF NOT pg_has_role(v.relowner, 'USAGE') THEN
+            RAISE EXCEPTION 'permission denied: view % is not owned by %', v.oid::regclass, current_user
+                USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every view it recreates, or as a role that is a member of their owners.';
         END IF;
-        IF rel.typ <> 'bigint'::regtype THEN
-            ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint',
-                                 rel.relid::regclass, (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum));
+        SELECT string_agg(what, ', ') INTO blocker FROM (
+            SELECT format('trigger %I', t.tgname) AS what FROM pg_trigger t WHERE t.tgrelid = v.oid
+            UNION ALL SELECT format('rule %I', r.rulename) FROM pg_rewrite r WHERE r.ev_class = v.oid AND r.rulename <> '_RETURN'
+            UNION ALL SELECT format('default of column %I', a.attname) FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid = v.oid
+        ) b;
+        IF blocker IS NOT NULL THEN
+            RAISE EXCEPTION 'view % has what recreating it would lose: %', v.oid::regclass, blocker
+                USING ERRCODE = '0A000', HINT = 'Save them, drop the view, convert with recreate_views => true, and add them again, in one transaction.';
         END IF;
+        -- What else DROP VIEW would refuse to drop under it (a function's BEGIN ATOMIC body, a policy).
+        SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', ' ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid)) INTO blocker
+        FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = v.oid AND d.deptype = 'n' AND d.classid <> 'pg_rewrite'::regclass;
+        IF blocker IS NOT NULL THEN
+            RAISE EXCEPTION 'view % cannot be dropped and created again: it is used by %', v.oid::regclass, blocker
+                USING ERRCODE = '2BP01', HINT = 'Save their definitions, drop them, convert with recreate_views => true, and create them again, in one transaction.';
+        END IF;
+        drop_ddl := format('DROP VIEW %s', v.oid::regclass) || drop_ddl;
+        create_ddl := create_ddl || format('CREATE VIEW %s%s AS %s', v.oid::regclass,
+            (SELECT ' WITH (' || string_agg(format('%s=%L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ') || ')' FROM unnest(v.reloptions) o),
+            rtrim(pg_get_viewdef(v.oid), ';'));
+        create_ddl := create_ddl || format('ALTER VIEW %s OWNER TO %I', v.oid::regclass, pg_get_userbyid(v.relowner));
+        -- Privileges on the view and on its columns (the owner's own are those of any new view).
+        -- GRANT cannot name another grantor: a privilege granted by a role that held it WITH GRANT
+        -- OPTION is granted again by the owner (the same privilege, another grantor).
+        create_ddl := create_ddl || ARRAY(
+            SELECT format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
+                          CASE WHEN g.attname IS NULL THEN '' ELSE format(' (%I)', g.attname) END, v.oid::regclass,
+                          CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END,
+                          CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+            FROM (SELECT NULL::name AS attname, 0 AS attnum, a.* FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = v.oid
+                  UNION ALL
+                  SELECT at.attname, at.attnum, a.* FROM pg_attribute at, aclexplode(at.attacl) a WHERE at.attrelid = v.oid AND at.attnum > 0) g
+            WHERE g.grantee <> v.relowner
+            GROUP BY g.attnum, g.attname, g.grantee, g.is_grantable
+            ORDER BY g.attnum, pg_get_userbyid(g.grantee), g.is_grantable);
+        create_ddl := create_ddl || ARRAY(
+            SELECT format('COMMENT ON VIEW %s IS %L', v.oid::regclass, obj_description(v.oid, 'pg_class'))
+            WHERE obj_description(v.oid, 'pg_class') IS NOT NULL
+            UNION ALL
+            SELECT format('COMMENT ON COLUMN %s.%I IS %L', v.oid::regclass, a.attname, col_description(v.oid, a.attnum))
+            FROM pg_attribute a WHERE a.attrelid = v.oid AND a.attnum > 0 AND col_description(v.oid, a.attnum) IS NOT NULL);
+    END LOOP;
+    ddl := drop_ddl;
+    FOR rel IN SELECT * FROM unnest(wide_rels, wide_cols) AS w(relid, attname) LOOP
+        ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', rel.relid::regclass, rel.attname);
     END LOOP;
     seq := pg_get_serial_sequence(tbl::text, col);
     IF att.attidentity <> '' THEN
@@ -108,6 +250,7 @@ BEGIN
         END IF;
     END IF;
     ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col, ext_schema);
+    ddl := ddl || create_ddl;
     IF NOT dry_run THEN
         -- Refuse before changing anything if this server cannot make ids.
         EXECUTE format('SELECT %I.snowflake_layout()', ext_schema);
