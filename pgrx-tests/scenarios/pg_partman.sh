@@ -69,6 +69,10 @@ SELECT * FROM days;
 INSERT INTO events SELECT snowflake_compose('2025-03-06 00:30+00'::timestamptz + g * interval '1 hour', 1, g), 'd6' FROM generate_series(0, 23) g;
 SELECT partman.run_maintenance('public.events');
 SELECT * FROM days;
+-- pg_partman names an id partition after its lower bound: the time that bound stands for.
+SELECT partition_tablename AS partition,
+       snowflake_timestamp(substring(partition_tablename FROM '_p(\d+)$')::bigint) AS from_ts
+FROM partman.show_partitions('public.events');
 SELECT * FROM partitions_of('events') ORDER BY from_ts NULLS LAST;
 SELECT tableoid::regclass AS partition, to_char(snowflake_timestamp(id), 'YYYY-MM-DD') AS day, count(*)
 FROM events GROUP BY 1, 2 ORDER BY 2;
