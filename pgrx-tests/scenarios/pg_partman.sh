@@ -16,7 +16,46 @@ install -m 644 /usr/share/postgresql/15/extension/pg_partman* "$("$PG_CONFIG" --
 
 init_cluster pm "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 1"
 start_cluster pm
-psql_on pm -c "CREATE EXTENSION pg_snowflake" -c "CREATE SCHEMA partman" -c "CREATE EXTENSION pg_partman SCHEMA partman"
+psql_on pm -c "CREATE EXTENSION pg_snowflake"
+
+echo "-- the README's example (README.md, \"With pg_partman\"): its blocks run in order, each one's output compared"
+# Each ```sql block of the section, and the output block after it, into files.
+python3 - "$PROJECT_DIR/README.md" "$SCRATCH/partman_readme" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+i = lines.index("### With pg_partman")
+end = next(n for n in range(i + 1, len(lines)) if lines[n].startswith("#"))
+k = 0
+while i < end:
+    if lines[i].strip() != "```sql":
+        i += 1
+        continue
+    s = e = i + 1
+    while lines[e].strip() != "```":
+        e += 1
+    out, i = [], e + 1
+    if lines[e + 1].strip() == "```":
+        o = i = e + 2
+        while lines[i].strip() != "```":
+            i += 1
+        out = lines[o:i]
+        i += 1
+    k += 1
+    for ext, text in (("sql", lines[s:e]), ("out", out), ("line", [str(s)])):
+        with open(f"{sys.argv[2]}_{k}.{ext}", "w") as f:
+            f.write("\n".join(text) + "\n")
+PY
+blocks=$(ls "$SCRATCH"/partman_readme_*.sql | wc -l)
+for k in $(seq 1 "$blocks"); do
+  psql_on pm --pset footer=off -f "$SCRATCH/partman_readme_$k.sql" 2>&1 | sed 's/ *$//' | sed '${/^$/d}' >"$SCRATCH/partman_readme_$k.actual" || true
+  if diff "$SCRATCH/partman_readme_$k.out" "$SCRATCH/partman_readme_$k.actual" >"$SCRATCH/partman_readme_$k.diff"; then
+    echo "block $k of $blocks: output as the README shows it"
+  else
+    echo "block $k of $blocks (README.md line $(cat "$SCRATCH/partman_readme_$k.line")): output differs from the README's"
+    cat "$SCRATCH/partman_readme_$k.diff"
+  fi
+done
+rm -f "$SCRATCH"/partman_readme_*
 psql_on pm -At -c "SELECT 'pg_partman ' || split_part(extversion, '.', 1) || '.x' FROM pg_extension WHERE extname = 'pg_partman'"
 # pg_partman 4.x calls a declarative partition set 'native'; 5.x calls it 'range' (its default).
 ptype=$(psql_on pm -At -c "SELECT CASE WHEN extversion < '5' THEN 'native' ELSE 'range' END FROM pg_extension WHERE extname = 'pg_partman'")
@@ -43,43 +82,9 @@ BEGIN
 END $$;
 SQL
 
-echo "-- ids of given times"
-psql_on pm -a -v ptype="$ptype" <<'SQL'
-CREATE TABLE events (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), body text) PARTITION BY RANGE (id);
--- One day of ids: (86,400,000 ms / time_unit) ticks of 2^(machine_bits + sequence_bits) ids each.
-SELECT (86400000 / time_unit_ms)::bigint << (machine_bits + sequence_bits) AS day_of_ids FROM snowflake_layout() \gset
-SELECT :day_of_ids AS day_of_ids;
-SELECT partman.create_parent(p_parent_table := 'public.events', p_control := 'id', p_type := :'ptype',
-                             p_interval := :'day_of_ids', p_premake := 3,
-                             p_start_partition := snowflake_from_timestamp('2025-03-01+00')::text);
-SELECT partition, from_ts, to_ts FROM partitions_of('events') ORDER BY from_ts NULLS LAST;
-CREATE VIEW days AS SELECT string_agg(to_char(from_ts, 'MM-DD'), ' ' ORDER BY from_ts) AS partitions_for_days FROM partitions_of('events');
--- One row per hour (at half past) of March 1 to 4, machine ids and sequences at both ends of their
--- fields, and the first and last millisecond of each day.
-INSERT INTO events
-SELECT snowflake_compose('2025-03-01 00:30+00'::timestamptz + g * interval '1 hour', (g % 2) * 1023, (g % 3) * 2047), 'h' || g
-FROM generate_series(0, 4 * 24 - 1) g;
-INSERT INTO events
-SELECT snowflake_compose(d, 0, 0), 'first ms' FROM generate_series('2025-03-01+00'::timestamptz, '2025-03-04+00', '1 day') d
-UNION ALL
-SELECT snowflake_compose(d + interval '1 day' - interval '1 ms', 1023, 4095), 'last ms' FROM generate_series('2025-03-01+00'::timestamptz, '2025-03-04+00', '1 day') d;
-SELECT partman.run_maintenance('public.events');
-SELECT * FROM days;
--- Rows on March 6, in a partition made ahead; then maintenance again.
-INSERT INTO events SELECT snowflake_compose('2025-03-06 00:30+00'::timestamptz + g * interval '1 hour', 1, g), 'd6' FROM generate_series(0, 23) g;
-SELECT partman.run_maintenance('public.events');
-SELECT * FROM days;
--- pg_partman names an id partition after its lower bound: the time that bound stands for.
-SELECT partition_tablename AS partition,
-       snowflake_timestamp(substring(partition_tablename FROM '_p(\d+)$')::bigint) AS from_ts
-FROM partman.show_partitions('public.events');
+echo "-- the README's table, checked"
+psql_on pm -a <<'SQL'
 SELECT * FROM partitions_of('events') ORDER BY from_ts NULLS LAST;
-SELECT tableoid::regclass AS partition, to_char(snowflake_timestamp(id), 'YYYY-MM-DD') AS day, count(*)
-FROM events GROUP BY 1, 2 ORDER BY 2;
-ANALYZE events;
--- Runtime pruning (snowflake_from_timestamp(ts) is STABLE: pruned when the executor starts).
-EXPLAIN (COSTS OFF) SELECT count(*) FROM events
-WHERE id >= snowflake_from_timestamp('2025-03-06+00') AND id < snowflake_from_timestamp('2025-03-07+00');
 SELECT count(*) FROM events
 WHERE id >= snowflake_from_timestamp('2025-03-06+00') AND id < snowflake_from_timestamp('2025-03-07+00');
 -- Plan-time pruning (the IMMUTABLE form, the layout in the call, folds into a constant).
