@@ -4,10 +4,9 @@
 # subscribe to each other). Two servers, machine ids 1 and 2, each publishing `events` and
 # subscribing to the other's; both insert 2,000 rows through DEFAULT snowflake_nextval() at the same
 # time, in 20 transactions each, and again with the link between them down while both insert. Every
-# row arrives on both, no apply error, no duplicate key in
-# either log, and the two tables are the same. The negative control: the same with a bigserial key
-# (each server's own sequence, which logical replication does not carry) conflicts, and the tables
-# stay different.
+# row arrives on both, no apply error, no duplicate key in either log, and the two tables are the
+# same. The negative control: the same with a bigserial key (each server's own sequence, which
+# logical replication does not carry) conflicts both ways, and the tables differ.
 export PGOPTIONS="-c client_min_messages=warning"
 for n in 1 2; do
   init_cluster "n$n" "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = $n" "wal_level = logical" \
