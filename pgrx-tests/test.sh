@@ -78,9 +78,10 @@ if [ -n "$PACKAGES" ]; then
   # shellcheck disable=SC2086
   ensure_debian_packages $needed_pkgs
 fi
-# The pg_auto_failover scenario (PostgreSQL 15 only) needs Debian's package of it, which brings
-# Debian's postgresql-15 along; the scenario copies its extension into the tests' PostgreSQL 15.
-[[ " $VERSIONS " == *" 15 "* ]] && ensure_debian_packages postgresql-15-auto-failover
+# The pg_auto_failover and pg_partman scenarios (PostgreSQL 15 only) need Debian's packages of
+# them, which bring Debian's postgresql-15 along; each scenario copies its extension's files into
+# the tests' PostgreSQL 15 (Debian's own files stay as the packages installed them).
+[[ " $VERSIONS " == *" 15 "* ]] && ensure_debian_packages postgresql-15-auto-failover postgresql-15-partman
 # shellcheck disable=SC2086
 ensure_setup $VERSIONS
 new_scratch
