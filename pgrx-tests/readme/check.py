@@ -13,13 +13,19 @@ diff!). What it checks:
      <!-- test: setup SQL -->        SQL run first, its output not shown
      <!-- test: varies col, col -->  those output columns differ from run to run (ids, times):
                                      compared as present, not by value
-     <!-- test: skip why -->         not run (a placeholder host, say): the reason is required
+     <!-- test: peers name = conf, conf; name = ... -->
+                                     servers of their own (a database `app` with the extension),
+                                     reachable from the README's server as `service=name`
+     <!-- test: skip why -->         not run (another scenario runs it, say): the reason is required
 2. The Errors table: each row is what one trigger of pgrx-tests/readme/errors.toml produces
    (SQLSTATE, message, hint), in order, with the trigger's masks applied (run-dependent numbers).
 3. The Settings table against pg_settings: every snowflake.* setting (but the test builds'
    fault_*), its default and when it can change.
 4. The SQL reference against the catalog: every function of the extension, its arguments, result,
    volatility, strictness and parallel safety.
+5. The Benchmarks section: every table quotes a published report (pgrx-tests/bench/results/)
+   word for word, under `<!-- quote: FILE -->`.
+`README_ONLY=blocks|reference|errors` runs one part (reference includes the settings).
 """
 import os
 import re
@@ -37,6 +43,7 @@ AS_ROOT = os.geteuid() == 0
 # The key of the README's Public ids example (published: an example, never a key to use).
 EXAMPLE_KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 
+SERVICE_FILE = os.path.join(SCRATCH, "pg_service.conf")
 failures = []
 
 
@@ -81,7 +88,7 @@ class Cluster:
     def ctl(self, *args):
         # PGSERVICEFILE: the services that the README's peers example names (see start_peers).
         r = as_owner([f"{PG_BIN}/pg_ctl", "-D", self.dir, "-l", self.log, "-w", "-t", "60", *args],
-                     env=dict(os.environ, PGSERVICEFILE=os.path.join(SCRATCH, "pg_service.conf")))
+                     env=dict(os.environ, PGSERVICEFILE=SERVICE_FILE))
         if r.returncode:
             with open(self.log) as f:
                 sys.exit(f"pg_ctl {' '.join(args)} failed for {self.name}:\n{f.read()[-3000:]}")
@@ -177,7 +184,6 @@ def same_output(expected, actual, varies):
     return True
 
 
-SERVICE_FILE = os.path.join(SCRATCH, "pg_service.conf")
 peers = []
 
 
