@@ -4,6 +4,7 @@
 
 use crate::calendar::format_utc;
 use crate::layout::{Layout, LayoutError, MAX_FIELD_BITS, MAX_TICK_MS, MIN_FIELD_BITS, MIN_TIMESTAMP_BITS};
+use crate::mark_writer::WriteStep;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
@@ -50,9 +51,33 @@ pub enum Error {
     },
     /// The high-water mark file could not be read when shared memory was set up.
     MarkUnreadable,
-    /// A new high-water mark could not be written.
+    /// A new high-water mark could not be written; `os_error`: the system's error number, if
+    /// the file system gave one (the SQLSTATE follows it, as PostgreSQL's own file errors do).
     MarkWrite {
         reason: String,
+        os_error: Option<i32>,
+    },
+    /// Another process has been writing a new mark for longer than `snowflake.max_mark_wait`.
+    MarkWriterBusy {
+        pid: i32,
+        step: Option<WriteStep>,
+        limit_ms: i64,
+    },
+    /// Marks were written, but each took longer than its lease, for longer than
+    /// `snowflake.max_mark_wait` in all.
+    MarkWriteTooSlow {
+        limit_ms: i64,
+    },
+    /// With `snowflake.lease_sync`, the synchronous standbys did not confirm a new lease within
+    /// `snowflake.max_mark_wait`.
+    StandbysDidNotConfirm {
+        standby_names: String,
+        limit_ms: i64,
+    },
+    /// The sequence of the current tick is used up and the clock did not reach the next tick
+    /// within `snowflake.max_clock_wait`.
+    ClockStalled {
+        limit_ms: i64,
     },
     PublicKeyUnset,
     /// The key file named by `snowflake.public_key_file` cannot be used (its text is never repeated).
@@ -158,9 +183,22 @@ impl Error {
                 "{setting} is not 32 or 64 hexadecimal characters (a 128- or 256-bit key); it has {length} characters"
             ),
             Error::InvalidPublicId { token, reason } => format!("invalid snowflake public id {token:?}: {reason}"),
-            Error::MarkWrite { reason } => format!(
+            Error::MarkWrite { reason, .. } => format!(
                 "could not make the snowflake high-water mark durable (the file {:?} and, on PostgreSQL 15 and later, its WAL record): {reason}",
                 crate::mark_file::FILE_NAME
+            ),
+            Error::MarkWriterBusy { pid, step, limit_ms } => format!(
+                "waited {limit_ms} ms (snowflake.max_mark_wait) for process {pid} to write the snowflake high-water mark; it is {}",
+                step.map_or("not saying what it is doing", WriteStep::describe)
+            ),
+            Error::MarkWriteTooSlow { limit_ms } => format!(
+                "no snowflake high-water mark written within {limit_ms} ms (snowflake.max_mark_wait) reached the clock: each write took longer than its lease"
+            ),
+            Error::StandbysDidNotConfirm { standby_names, limit_ms } => format!(
+                "the synchronous standbys (synchronous_standby_names = '{standby_names}') did not confirm the new snowflake lease within {limit_ms} ms (snowflake.max_mark_wait); snowflake.lease_sync = on requires it"
+            ),
+            Error::ClockStalled { limit_ms } => format!(
+                "the system clock did not reach the next tick within {limit_ms} ms (a tick and snowflake.max_clock_wait): the sequence of the current tick is used up"
             ),
             Error::HotStandby => "cannot generate snowflake ids on a hot standby".into(),
             Error::ClockJumped { jump_ms, limit_ms } => format!(
@@ -191,7 +229,11 @@ impl Error {
             Error::KeyFile { path, problem } => problem.hint(path),
             Error::PublicKeyInvalid { .. } => "Write the key as 32 or 64 hexadecimal characters (openssl rand -hex 16, or -hex 32) and reload.".into(),
             Error::InvalidPublicId { .. } => "Public ids are 26 characters made by snowflake_to_public() with this server's key; snowflake_try_from_public() returns NULL instead of raising.".into(),
-            Error::MarkWrite { .. } => "Check the data directory's free space and permissions, and with snowflake.lease_sync = on that the synchronous standbys are connected; ids resume as soon as the mark can be written.".into(),
+            Error::MarkWrite { .. } => "Check the data directory's free space, permissions and disk (the server log may say more); ids resume by themselves as soon as the mark can be written.".into(),
+            Error::MarkWriterBusy { pid, .. } => format!("Process {pid} may be stalled (a disk or network file system that does not answer, a synchronous standby that is down): look at it in pg_stat_activity. Ids resume as soon as it finishes or ends; to wait longer, raise snowflake.max_mark_wait and reload."),
+            Error::MarkWriteTooSlow { .. } => "The data directory's storage (or this process) is very slow or was stopped: check the disk and the server log. The next lease is twice as long as the last write took (up to 10 s); ids resume as soon as a write is quick enough.".into(),
+            Error::StandbysDidNotConfirm { .. } => "Check that a synchronous standby is connected and streaming (pg_stat_replication); ids resume as soon as one confirms. To issue ids without them, set snowflake.lease_sync = off and reload (a failover may then re-issue ids of the last lease).".into(),
+            Error::ClockStalled { .. } => "Check the system clock and its time source (a clock that stands still: a paused virtual machine, a broken clock source); ids resume as soon as it moves on.".into(),
             Error::ClockBehind { .. } => "The clock was stepped backwards. Check the server's time synchronisation (run NTP in slew mode); to wait longer, raise snowflake.max_clock_wait and reload. If instead the clock was wrong (ahead) when earlier ids were issued, do not just remove the mark file: give this server a snowflake.machine_id no server has used, then remove pg_snowflake.mark from the data directory and restart; ids of the new machine id cannot collide with the old ones.".into(),
             Error::HotStandby => "Generate ids on the primary. A standby carries the primary's machine id; give it its own before promoting it.".into(),
             Error::ClockJumped { .. } => "Check the clock (NTP). If it is right, raise snowflake.max_clock_jump, or set it to 0 to turn the guard off, and reload; if it is wrong, correct it and ids resume at once.".into(),
@@ -290,7 +332,7 @@ mod tests {
 
     #[test]
     fn messages_name_the_setting_or_value_at_fault() {
-        let cases: [(Error, &str); 7] = [
+        let cases: [(Error, &str); 10] = [
             (LayoutError::MachineIdUnset { max: 1023 }.into(), "snowflake.machine_id"),
             (LayoutError::MachineIdOutOfRange { machine_id: 128, machine_bits: 7 }.into(), "128"),
             (
@@ -307,6 +349,15 @@ mod tests {
             ),
             (LayoutError::NegativeId { id: -5 }.into(), "-5"),
             (Error::ClockBehind { behind_ms: 5000, waited_ms: 1000 }, "5000 ms behind"),
+            (
+                Error::MarkWriterBusy { pid: 4242, step: Some(WriteStep::StandbyWait), limit_ms: 5000 },
+                "for process 4242 to write the snowflake high-water mark; it is waiting for the synchronous standbys",
+            ),
+            (
+                Error::StandbysDidNotConfirm { standby_names: "nosuch".into(), limit_ms: 5000 },
+                "synchronous_standby_names = 'nosuch'",
+            ),
+            (Error::ClockStalled { limit_ms: 1001 }, "snowflake.max_clock_wait"),
         ];
         for (e, needle) in cases {
             assert!(e.message().contains(needle), "{:?}: {}", e, e.message());

@@ -130,9 +130,15 @@ impl Generator {
     }
 
     /// The slow path's loop; `waited` says whether it had to wait (for a tick, the clock or the
-    /// mark) before it ended.
+    /// mark) before it ended. Every wait in it ends: for the clock (behind, or not moving on) after
+    /// `max_clock_wait`, for another process's mark write after `max_mark_wait`, each with its
+    /// error; the host's pauses can be cancelled.
     fn wait_for_id<H: Host>(&self, shared: &SharedState, host: &mut H, waited: &mut bool) -> Result<i64, Error> {
-        let mut behind_since_us = None;
+        let stats = &shared.stats;
+        let mut clock_since_us = None;
+        let mut stalled_since_us = None;
+        let mut mark_since_us = None;
+        let mut counted_writer_wait = false;
         let mut counted_wait = false;
         let mut counted_mark_wait = false;
         loop {
@@ -143,7 +149,7 @@ impl Generator {
                     if behind {
                         self.note_clock_behind(shared, host);
                     }
-                    *waited = counted_wait || counted_mark_wait || behind_since_us.is_some();
+                    *waited = counted_wait || counted_mark_wait || clock_since_us.is_some();
                     return Ok(id);
                 }
                 Err(Err(e)) => return Err(e),
@@ -153,11 +159,33 @@ impl Generator {
                 Blocked::Mark => {
                     if !counted_mark_wait {
                         counted_mark_wait = true;
-                        shared.stats.mark_waits.fetch_add(1, Relaxed);
+                        stats.mark_waits.fetch_add(1, Relaxed);
                     }
                     *waited = true;
-                    if !lease::cover(shared, &self.layout, now_ms, host)? {
-                        host.sleep_ms(1); // another process is writing the mark
+                    let since_us = *mark_since_us.get_or_insert_with(|| host.monotonic_us());
+                    let cover = lease::cover(shared, &self.layout, now_ms, host)?;
+                    let limit_ms = host.max_mark_wait_ms();
+                    let over = host.monotonic_us() - since_us > limit_ms.saturating_mul(1000);
+                    match cover {
+                        lease::Cover::Busy { pid, step } => {
+                            if !counted_writer_wait {
+                                counted_writer_wait = true;
+                                stats.writer_waits.fetch_add(1, Relaxed);
+                            }
+                            if over {
+                                stats.mark_wait_timeouts.fetch_add(1, Relaxed);
+                                return Err(Error::MarkWriterBusy { pid, step, limit_ms: limit_ms as i64 });
+                            }
+                            host.sleep_ms(1);
+                        }
+                        // A mark was written, but it may not reach this tick: a write that took
+                        // longer than its lease. The next lease is longer; this call gives up
+                        // only when its writes took longer than max_mark_wait in all.
+                        lease::Cover::Done if over => {
+                            stats.mark_wait_timeouts.fetch_add(1, Relaxed);
+                            return Err(Error::MarkWriteTooSlow { limit_ms: limit_ms as i64 });
+                        }
+                        lease::Cover::Done => {}
                     }
                     continue;
                 }
@@ -166,24 +194,38 @@ impl Generator {
             let start_of = |tick| self.layout.tick_start_ms(tick).unwrap_or(i64::MAX);
             // How long until a tick with a fresh sequence begins.
             let mut pause_ms = start_of(last_tick + 1).saturating_sub(now_ms) - 1;
+            let now_us = host.monotonic_us();
             if now_tick < last_tick {
                 let behind_ms = start_of(last_tick) - now_ms;
-                let now_us = host.monotonic_us();
-                if behind_since_us.is_none() {
+                if clock_since_us.is_none() {
+                    stats.clock_waits.fetch_add(1, Relaxed);
                     self.note_clock_behind(shared, host);
                 }
-                let waited_us = now_us - *behind_since_us.get_or_insert(now_us);
+                let waited_us = now_us - *clock_since_us.get_or_insert(now_us);
                 let limit_us = host.max_clock_wait_ms().saturating_mul(1000);
                 if waited_us > limit_us {
                     *waited = true;
+                    stats.clock_wait_timeouts.fetch_add(1, Relaxed);
                     return Err(Error::ClockBehind { behind_ms, waited_ms: (waited_us / 1000) as i64 });
                 }
                 // Never sleep past the deadline, and re-read the clock at least every 10 ms in
                 // case it is stepped forward again.
                 pause_ms = pause_ms.min(((limit_us - waited_us) / 1000) as i64).min(10);
-            } else if !counted_wait {
-                counted_wait = true;
-                shared.stats.sequence_waits.fetch_add(1, Relaxed);
+            } else {
+                if !counted_wait {
+                    counted_wait = true;
+                    stats.sequence_waits.fetch_add(1, Relaxed);
+                }
+                // The next tick is due within one tick: a clock that does not get there in a
+                // tick and max_clock_wait more stands still.
+                let waited_us = now_us - *stalled_since_us.get_or_insert(now_us);
+                let limit_ms = host.max_clock_wait_ms().saturating_add(self.layout.tick_ms() as u64);
+                if waited_us > limit_ms.saturating_mul(1000) {
+                    *waited = true;
+                    stats.clock_waits.fetch_add(1, Relaxed);
+                    stats.clock_wait_timeouts.fetch_add(1, Relaxed);
+                    return Err(Error::ClockStalled { limit_ms: limit_ms as i64 });
+                }
             }
             // Under a millisecond to go: re-read the clock rather than sleep.
             if pause_ms >= 1 {
@@ -231,8 +273,9 @@ impl Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::{Clock, Events, Limits, MarkStore, Waiter};
+    use crate::host::{Clock, Events, Limits, MarkStore, Processes, Waiter};
     use crate::layout::tests::{seed_layout, EPOCH_2025, SEED_LAYOUTS};
+    use crate::mark_writer::{MarkWriter, WriteStep};
     use proptest::prelude::*;
     use std::collections::HashSet;
     use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -250,6 +293,12 @@ mod tests {
         warnings: Vec<i64>,
         max_wait_ms: u64,
         max_jump_ms: u64,
+        max_mark_wait_ms: u64,
+        /// This process's id, and the processes that no longer exist.
+        pid: i32,
+        gone: Vec<i32>,
+        /// How long a mark write takes.
+        write_us: u64,
     }
 
     impl FakeHost {
@@ -264,6 +313,10 @@ mod tests {
                 warnings: vec![],
                 max_wait_ms: 1000,
                 max_jump_ms: 0,
+                max_mark_wait_ms: 5000,
+                pid: 1,
+                gone: vec![],
+                write_us: 0,
             }
         }
         /// Time passes: both clocks move on.
@@ -301,12 +354,22 @@ mod tests {
     }
 
     impl MarkStore for FakeHost {
-        fn persist_mark(&mut self, unix_ms: i64) -> Result<(), String> {
+        fn persist_mark(&mut self, unix_ms: i64, _: &MarkWriter) -> Result<(), Error> {
             if self.fail_persist {
-                return Err("No space left on device".into());
+                return Err(Error::MarkWrite { reason: "No space left on device".into(), os_error: Some(28) });
             }
+            self.advance_us(self.write_us);
             self.marks.push(unix_ms);
             Ok(())
+        }
+    }
+
+    impl Processes for FakeHost {
+        fn this_process(&mut self) -> i32 {
+            self.pid
+        }
+        fn process_exists(&mut self, pid: i32) -> bool {
+            !self.gone.contains(&pid)
         }
     }
 
@@ -322,6 +385,9 @@ mod tests {
         }
         fn max_clock_jump_ms(&mut self) -> u64 {
             self.max_jump_ms
+        }
+        fn max_mark_wait_ms(&mut self) -> u64 {
+            self.max_mark_wait_ms
         }
     }
 
@@ -523,9 +589,189 @@ mod tests {
         let mut host = FakeHost::at(EPOCH_2025 + 5_000);
         g.next_id(&state, &mut host).unwrap();
         host.step_wall_ms(-3_000);
-        assert!(lease::cover(&state, g.layout(), host.now_ms(), &mut host).unwrap());
+        assert_eq!(lease::cover(&state, g.layout(), host.now_ms(), &mut host), Ok(lease::Cover::Done));
         assert_eq!(host.marks, vec![EPOCH_2025 + 6_000]);
         assert_eq!(state.mark.unix_ms.load(Relaxed), EPOCH_2025 + 6_000);
+    }
+
+    /// Another process holds the writer's flag and does not finish: the call waits at most
+    /// max_mark_wait, then says which process and what it is doing; ids under the old mark go on.
+    #[test]
+    fn a_stalled_writer_ends_the_wait_with_its_pid_and_step() {
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        let first = g.next_id(&state, &mut host).unwrap();
+        host.advance_us(1_500_000); // the lease ran out
+        state.mark.writer.store(99, Relaxed);
+        state.mark.writer_step.store(WriteStep::StandbyWait as u8, Relaxed);
+        let started = host.mono_us;
+        assert_eq!(
+            g.next_id(&state, &mut host),
+            Err(Error::MarkWriterBusy { pid: 99, step: Some(WriteStep::StandbyWait), limit_ms: 5_000 })
+        );
+        assert!(host.mono_us - started <= 5_002_000, "waited no longer than max_mark_wait");
+        let stats = state.stats();
+        assert_eq!((stats.writer_waits, stats.mark_wait_timeouts, stats.writer_takeovers), (1, 1, 0));
+        assert_eq!(host.marks.len(), 1, "nothing written while the other process holds the flag");
+        // The writer finishes (its flag released): the next call writes and goes on, above.
+        state.mark.writer.store(0, Relaxed);
+        assert!(g.next_id(&state, &mut host).unwrap() > first);
+    }
+
+    /// A writer that ended without releasing the flag (a FATAL exit does not unwind) is taken
+    /// over at once by the next call; the negative control is the busy case above, where the
+    /// holder still exists.
+    #[test]
+    fn a_writer_that_is_gone_is_taken_over() {
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        state.mark.writer.store(77, Relaxed);
+        state.mark.writer_step.store(WriteStep::WalFlush as u8, Relaxed);
+        host.gone.push(77);
+        assert!(g.next_id(&state, &mut host).is_ok());
+        assert_eq!((host.marks.len(), state.mark.writer.load(Relaxed)), (1, 0));
+        let stats = state.stats();
+        assert_eq!((stats.writer_takeovers, stats.writer_waits, stats.mark_wait_timeouts), (1, 0, 0));
+    }
+
+    /// A mark write slower than the lease publishes a mark already past: the next lease is twice
+    /// as long as that write took, so ids come; writes that never get there end the call after
+    /// max_mark_wait instead of writing for ever.
+    #[test]
+    fn mark_writes_slower_than_the_lease_lengthen_it_and_never_loop_for_ever() {
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        host.write_us = 1_500_000;
+        let id = g.next_id(&state, &mut host).unwrap();
+        assert_eq!(host.marks, vec![EPOCH_2025 + 6_000, EPOCH_2025 + 6_500 + 3_000], "a second, longer lease");
+        assert!(g.layout().decode(id).unwrap().unix_ms <= EPOCH_2025 + 9_500);
+        let slow = fresh();
+        host.write_us = 30_000_000;
+        assert_eq!(g.next_id(&slow, &mut host), Err(Error::MarkWriteTooSlow { limit_ms: 5_000 }));
+        assert_eq!(host.marks.len(), 3, "one write, then the call gave up");
+        assert_eq!(slow.stats().mark_wait_timeouts, 1);
+        assert_eq!(slow.mark.last_write_ms.load(Relaxed), 30_000);
+    }
+
+    /// A clock that stands still with the tick's sequence used up: the wait ends after a tick and
+    /// max_clock_wait, with its own error.
+    #[test]
+    fn a_clock_that_does_not_advance_ends_the_wait() {
+        struct Frozen(FakeHost);
+        impl Clock for Frozen {
+            fn now_ms(&mut self) -> i64 {
+                self.0.now_ms()
+            }
+            fn now_us(&mut self) -> i64 {
+                self.0.now_us()
+            }
+            fn monotonic_us(&mut self) -> u64 {
+                self.0.monotonic_us()
+            }
+        }
+        impl Waiter for Frozen {
+            fn spin(&mut self) {
+                self.0.mono_us += 50; // time passes; the wall clock does not move
+            }
+            fn sleep_ms(&mut self, ms: u64) {
+                self.0.mono_us += ms * 1000;
+            }
+        }
+        impl MarkStore for Frozen {
+            fn persist_mark(&mut self, unix_ms: i64, w: &MarkWriter) -> Result<(), Error> {
+                self.0.persist_mark(unix_ms, w)
+            }
+        }
+        impl Processes for Frozen {
+            fn this_process(&mut self) -> i32 {
+                1
+            }
+            fn process_exists(&mut self, _: i32) -> bool {
+                true
+            }
+        }
+        impl Events for Frozen {
+            fn clock_went_back(&mut self, _: i64) {}
+        }
+        impl Limits for Frozen {
+            fn max_clock_wait_ms(&mut self) -> u64 {
+                200
+            }
+            fn max_clock_jump_ms(&mut self) -> u64 {
+                0
+            }
+            fn max_mark_wait_ms(&mut self) -> u64 {
+                1000
+            }
+        }
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = Frozen(FakeHost::at(EPOCH_2025 + 5_000));
+        for _ in 0..4096 {
+            g.next_id(&state, &mut host).unwrap();
+        }
+        let started = host.0.mono_us;
+        assert_eq!(g.next_id(&state, &mut host), Err(Error::ClockStalled { limit_ms: 201 }));
+        let waited_us = host.0.mono_us - started;
+        assert!((201_000..=201_100).contains(&waited_us), "waited {waited_us} us: max_clock_wait 200 ms and one tick");
+        assert_eq!((state.stats().clock_waits, state.stats().clock_wait_timeouts), (1, 1));
+    }
+
+    /// The store's own bounded wait (synchronous standbys that do not confirm) ends the call with
+    /// its error, counted; the flag is released.
+    #[test]
+    fn standbys_that_do_not_confirm_end_the_write_and_are_counted() {
+        struct NoStandby(FakeHost);
+        impl MarkStore for NoStandby {
+            fn persist_mark(&mut self, _: i64, w: &MarkWriter) -> Result<(), Error> {
+                w.step(WriteStep::StandbyWait);
+                Err(Error::StandbysDidNotConfirm { standby_names: "nosuch".into(), limit_ms: 5000 })
+            }
+        }
+        impl Processes for NoStandby {
+            fn this_process(&mut self) -> i32 {
+                1
+            }
+            fn process_exists(&mut self, _: i32) -> bool {
+                true
+            }
+        }
+        impl Events for NoStandby {
+            fn clock_went_back(&mut self, _: i64) {}
+        }
+        impl Clock for NoStandby {
+            fn now_ms(&mut self) -> i64 {
+                self.0.now_ms()
+            }
+            fn now_us(&mut self) -> i64 {
+                self.0.now_us()
+            }
+            fn monotonic_us(&mut self) -> u64 {
+                self.0.monotonic_us()
+            }
+        }
+        impl Limits for NoStandby {
+            fn max_clock_wait_ms(&mut self) -> u64 {
+                1000
+            }
+            fn max_clock_jump_ms(&mut self) -> u64 {
+                0
+            }
+            fn max_mark_wait_ms(&mut self) -> u64 {
+                5000
+            }
+        }
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = NoStandby(FakeHost::at(EPOCH_2025 + 5_000));
+        let e = lease::cover(&state, g.layout(), EPOCH_2025 + 5_000, &mut host);
+        assert_eq!(e, Err(Error::StandbysDidNotConfirm { standby_names: "nosuch".into(), limit_ms: 5000 }));
+        let stats = state.stats();
+        assert_eq!((stats.standby_waits, stats.standby_wait_timeouts, stats.mark_writes), (1, 1, 0));
+        assert_eq!((state.mark.writer.load(Relaxed), state.mark.tick.load(Relaxed)), (0, -1));
     }
 
     #[test]
@@ -563,9 +809,12 @@ mod tests {
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 5_000);
         host.fail_persist = true;
-        assert_eq!(g.next_id(&state, &mut host), Err(Error::MarkWrite { reason: "No space left on device".into() }));
+        assert_eq!(
+            g.next_id(&state, &mut host),
+            Err(Error::MarkWrite { reason: "No space left on device".into(), os_error: Some(28) })
+        );
         assert_eq!((state.hot.state.load(Relaxed), state.stats().issued), (0, 0));
-        assert!(!state.mark.writing.load(Relaxed), "the writer's flag is released");
+        assert_eq!(state.mark.writer.load(Relaxed), 0, "the writer's flag is released");
         host.fail_persist = false;
         assert!(g.next_id(&state, &mut host).is_ok());
         let broken = fresh();
@@ -579,9 +828,20 @@ mod tests {
     fn a_store_that_unwinds_releases_the_writer() {
         struct Unwinding(FakeHost);
         impl MarkStore for Unwinding {
-            fn persist_mark(&mut self, _: i64) -> Result<(), String> {
+            fn persist_mark(&mut self, _: i64, _: &MarkWriter) -> Result<(), Error> {
                 panic!("canceling statement due to user request");
             }
+        }
+        impl Processes for Unwinding {
+            fn this_process(&mut self) -> i32 {
+                2
+            }
+            fn process_exists(&mut self, _: i32) -> bool {
+                true
+            }
+        }
+        impl Events for Unwinding {
+            fn clock_went_back(&mut self, _: i64) {}
         }
         impl Clock for Unwinding {
             fn now_ms(&mut self) -> i64 {
@@ -601,6 +861,9 @@ mod tests {
             fn max_clock_jump_ms(&mut self) -> u64 {
                 0
             }
+            fn max_mark_wait_ms(&mut self) -> u64 {
+                1000
+            }
         }
         let g = generator(0, 1);
         let state = fresh();
@@ -609,7 +872,7 @@ mod tests {
             lease::cover(&state, g.layout(), EPOCH_2025 + 5_000, &mut host)
         }));
         assert!(unwound.is_err());
-        assert!(!state.mark.writing.load(Relaxed), "the writer's flag is released");
+        assert_eq!(state.mark.writer.load(Relaxed), 0, "the writer's flag is released");
         assert_eq!(state.mark.tick.load(Relaxed), -1, "no mark was published");
         let mut fine = FakeHost::at(EPOCH_2025 + 5_000);
         assert!(g.next_id(&state, &mut fine).is_ok(), "later writes go through");
@@ -741,7 +1004,7 @@ mod tests {
         host.step_wall_ms(60_000); // NTP steps a wrong clock a minute forward
         host.advance_us(2_000);
         assert!(matches!(g.next_id(&state, &mut host), Err(Error::ClockJumped { jump_ms: 60_000, limit_ms: 10_000 })));
-        assert!(!state.mark.writing.load(Relaxed), "the writer's flag is released");
+        assert_eq!(state.mark.writer.load(Relaxed), 0, "the writer's flag is released");
         let marks = host.marks.len();
         host.step_wall_ms(-60_000); // corrected: ids resume at once, under the old lease
         assert!(g.next_id(&state, &mut host).is_ok());
@@ -879,7 +1142,7 @@ mod tests {
     /// issued twice, none is lost (the final state is the largest id's), and each thread's ids grow.
     #[test]
     fn concurrent_threads_get_unique_increasing_ids() {
-        struct SharedClock(Arc<AtomicI64>, Arc<AtomicU64>);
+        struct SharedClock(Arc<AtomicI64>, Arc<AtomicU64>, i32);
         impl Clock for SharedClock {
             fn now_ms(&mut self) -> i64 {
                 EPOCH_2025 + self.0.fetch_add(1, Ordering::Relaxed) / 3000
@@ -900,8 +1163,16 @@ mod tests {
             }
         }
         impl MarkStore for SharedClock {
-            fn persist_mark(&mut self, _: i64) -> Result<(), String> {
+            fn persist_mark(&mut self, _: i64, _: &MarkWriter) -> Result<(), Error> {
                 Ok(())
+            }
+        }
+        impl Processes for SharedClock {
+            fn this_process(&mut self) -> i32 {
+                self.2
+            }
+            fn process_exists(&mut self, _: i32) -> bool {
+                true
             }
         }
         impl Events for SharedClock {
@@ -916,6 +1187,9 @@ mod tests {
             fn max_clock_jump_ms(&mut self) -> u64 {
                 0
             }
+            fn max_mark_wait_ms(&mut self) -> u64 {
+                60_000
+            }
         }
         // 9 sequence bits (512 per tick) with ~3000 clock reads per tick forces many exhaustion waits.
         let g = generator(3, 65_535);
@@ -924,10 +1198,10 @@ mod tests {
         let rollbacks = Arc::new(AtomicU64::new(0));
         let (threads, per_thread) = (8, 20_000);
         let handles: Vec<_> = (0..threads)
-            .map(|_| {
+            .map(|thread| {
                 let (state, reads, rollbacks) = (state.clone(), reads.clone(), rollbacks.clone());
                 std::thread::spawn(move || {
-                    let mut host = SharedClock(reads, rollbacks);
+                    let mut host = SharedClock(reads, rollbacks, thread as i32 + 1);
                     (0..per_thread).map(|_| g.next_id(&state, &mut host).unwrap()).collect::<Vec<i64>>()
                 })
             })

@@ -2,6 +2,8 @@
 //! implements them with the system clock, latch waits, the mark file and the server log; the
 //! tests with a fake clock. The lease protocol needs only a [`MarkStore`].
 
+use crate::error::Error;
+use crate::mark_writer::MarkWriter;
 use crate::state::SharedState;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -26,8 +28,18 @@ pub trait Waiter {
 
 /// Where the high-water mark is made durable.
 pub trait MarkStore {
-    /// Makes `unix_ms` the durable high-water mark before returning.
-    fn persist_mark(&mut self, unix_ms: i64) -> Result<(), String>;
+    /// Makes `unix_ms` the durable high-water mark before returning, saying each step to `writer`
+    /// as it begins (the processes that wait for it see what it is doing).
+    fn persist_mark(&mut self, unix_ms: i64, writer: &MarkWriter) -> Result<(), Error>;
+}
+
+/// The processes that may hold the mark writer's flag.
+pub trait Processes {
+    /// This process's id, above 0. Called before this process takes the writer's flag: the host
+    /// then makes sure that the flag is released whenever the process exits, unwinding or not.
+    fn this_process(&mut self) -> i32;
+    /// Whether process `pid` still exists.
+    fn process_exists(&mut self, pid: i32) -> bool;
 }
 
 /// What the generator reports.
@@ -39,6 +51,9 @@ pub trait Events {
     fn count_issued(&mut self, shared: &SharedState) {
         shared.hot.issued.fetch_add(1, Relaxed);
     }
+    /// The mark writer's flag was taken over from process `pid`, which had ended without
+    /// releasing it.
+    fn writer_taken_over(&mut self, _pid: i32) {}
 }
 
 /// The operator's limits, read when they are needed (off the hot path): they may change by reload.
@@ -48,9 +63,12 @@ pub trait Limits {
     /// How far the wall clock may jump forward, beyond the time that passed, between two leases;
     /// 0: no limit (snowflake.max_clock_jump).
     fn max_clock_jump_ms(&mut self) -> u64;
+    /// How long a call waits for a new mark to become durable: for another process's write, or,
+    /// writing it, for the synchronous standbys (snowflake.max_mark_wait).
+    fn max_mark_wait_ms(&mut self) -> u64;
 }
 
 /// Everything the generator needs, in one bound.
-pub trait Host: Clock + Waiter + MarkStore + Events + Limits {}
+pub trait Host: Clock + Waiter + MarkStore + Processes + Events + Limits {}
 
-impl<T: Clock + Waiter + MarkStore + Events + Limits> Host for T {}
+impl<T: Clock + Waiter + MarkStore + Processes + Events + Limits> Host for T {}

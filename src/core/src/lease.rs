@@ -5,25 +5,46 @@
 //! under the old mark, or wait briefly for the new one.
 
 use crate::error::Error;
-use crate::host::{Clock, Limits, MarkStore};
+use crate::host::{Clock, Events, Limits, MarkStore, Processes};
 use crate::layout::Layout;
+use crate::mark_writer::{self, Taken, WriteStep};
 use crate::state::SharedState;
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::{Relaxed, Release};
 
-/// How far ahead of the clock a new mark is written.
+/// How far ahead of the clock a new mark is written, at least.
 pub const LEASE_MS: i64 = 1000;
-/// The worker renews the mark when less than this is left and ids are being issued.
+/// At most: a mark write that took longer than a lease would publish a mark already past, so the
+/// next lease is twice as long as the last write took, up to this (a restart after a crash waits
+/// for the clock to pass the mark: at most this long).
+pub const MAX_LEASE_MS: i64 = 10_000;
+/// The worker renews the mark when less than this is left (or twice the last write's time) and
+/// ids are being issued.
 pub const RENEW_BELOW_MS: i64 = 600;
 
-/// Writes a new mark a lease ahead of `now_ms`, durably, then publishes it. `Ok(false)`: another
-/// process is writing one; pause and look again.
-pub fn cover<H: MarkStore + Clock + Limits>(
+/// The length of the next lease: a second, or twice as long as the last mark write took.
+fn lease_ms(shared: &SharedState) -> i64 {
+    LEASE_MS.max(2 * shared.mark.last_write_ms.load(Relaxed)).min(MAX_LEASE_MS)
+}
+
+/// What [`cover`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cover {
+    /// A new mark is published, or the mark already reached past `now + LEASE_MS`.
+    Done,
+    /// Another process (`pid`, at `step`) is writing one: pause and look again.
+    Busy { pid: i32, step: Option<WriteStep> },
+}
+
+/// Writes a new mark a lease ahead of `now_ms`, durably, then publishes it, unless another process
+/// is writing one. The writer's flag is this process's until the write ends, however it ends: it
+/// is released when this returns or unwinds (a cancelled wait in PostgreSQL), by the host when the
+/// process exits without unwinding, and taken over by the next writer if its holder is gone.
+pub fn cover<H: MarkStore + Processes + Events + Clock + Limits>(
     shared: &SharedState,
     layout: &Layout,
     now_ms: i64,
     host: &mut H,
-) -> Result<bool, Error> {
+) -> Result<Cover, Error> {
     let mark = &shared.mark;
     if mark.unreadable.load(Relaxed) {
         return Err(Error::MarkUnreadable);
@@ -31,35 +52,37 @@ pub fn cover<H: MarkStore + Clock + Limits>(
     if let Some(old) = shared.refused_layout {
         return Err(Error::LayoutChanged { old, new: *layout });
     }
-    if mark.writing.compare_exchange(false, true, Acquire, Relaxed).is_err() {
-        return Ok(false);
-    }
-    // Released however this ends: the store may also unwind (a cancelled wait in PostgreSQL).
-    let _writer = Writer(&mark.writing);
-    let new_ms = now_ms + LEASE_MS;
+    let me = host.this_process();
+    let writer = match mark_writer::try_take(shared, me, |pid| host.process_exists(pid)) {
+        Taken::Mine { writer, from } => {
+            if let Some(pid) = from {
+                host.writer_taken_over(pid);
+            }
+            writer
+        }
+        Taken::Busy { pid, step } => return Ok(Cover::Busy { pid, step }),
+    };
+    let new_ms = now_ms + lease_ms(shared);
     if new_ms <= mark.unix_ms.load(Relaxed) {
         // The clock went back: the mark already reaches further. Never lower it.
-        return Ok(true);
+        return Ok(Cover::Done);
     }
     let mono_us = host.monotonic_us() as i64;
     check_jump(shared, now_ms, mono_us, host.max_clock_jump_ms())?;
-    host.persist_mark(new_ms).map_err(|reason| Error::MarkWrite { reason })?;
+    if let Err(e) = host.persist_mark(new_ms, &writer) {
+        if matches!(e, Error::StandbysDidNotConfirm { .. }) {
+            shared.stats.standby_wait_timeouts.fetch_add(1, Relaxed);
+        }
+        return Err(e);
+    }
+    mark.last_write_ms.store((host.monotonic_us() as i64 - mono_us) / 1000, Relaxed);
     mark.unix_ms.fetch_max(new_ms, Relaxed);
     let tick = layout.tick_of_time(new_ms).unwrap_or(layout.max_tick());
     mark.tick.fetch_max(tick, Release);
     mark.written_wall_ms.store(now_ms, Relaxed);
     mark.written_mono_us.store(mono_us, Relaxed);
     shared.stats.mark_writes.fetch_add(1, Relaxed);
-    Ok(true)
-}
-
-/// The one writer's flag, held while a mark is written and released when this is dropped.
-struct Writer<'a>(&'a AtomicBool);
-
-impl Drop for Writer<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Release);
-    }
+    Ok(Cover::Done)
 }
 
 /// The guard against a wall clock stepped far forward while the server runs (a host whose clock
@@ -94,7 +117,7 @@ pub fn final_mark(shared: &SharedState, layout: &Layout) -> Option<i64> {
 
 /// The worker's periodic check: renew the mark if ids were issued within the last lease and less
 /// than [`RENEW_BELOW_MS`] of it is left. An idle server writes nothing.
-pub fn renew_if_due<H: MarkStore + Clock + Limits>(
+pub fn renew_if_due<H: MarkStore + Processes + Events + Clock + Limits>(
     shared: &SharedState,
     layout: &Layout,
     now_ms: i64,
@@ -103,8 +126,9 @@ pub fn renew_if_due<H: MarkStore + Clock + Limits>(
     let mark_ms = shared.mark.unix_ms.load(Relaxed);
     let Some(last_ms) = shared.last_issued_ms(layout) else { return Ok(false) };
     let active = last_ms >= now_ms - LEASE_MS;
-    if !active || mark_ms - now_ms >= RENEW_BELOW_MS || shared.mark.unreadable.load(Relaxed) {
+    let renew_below_ms = RENEW_BELOW_MS.max(2 * shared.mark.last_write_ms.load(Relaxed));
+    if !active || mark_ms - now_ms >= renew_below_ms || shared.mark.unreadable.load(Relaxed) {
         return Ok(false);
     }
-    cover(shared, layout, now_ms, host)
+    Ok(cover(shared, layout, now_ms, host)? == Cover::Done)
 }

@@ -16,6 +16,7 @@
 //! - [`key_file`]: the key file of public ids: its text, its owner and permissions;
 //! - [`conninfo`]: libpq connection strings: secrets masked, a connect timeout added;
 //! - [`state`]: what every process shares: the state word, the mark, the statistics;
+//! - [`mark_writer`]: the one process writing a new mark: its flag, what it is doing, takeover;
 //! - [`host`]: what the generator needs from the world (clock, waits, mark store, events);
 //! - [`lease_record`]: the lease as a WAL record, for servers that replay the WAL;
 //! - [`lease`]: the lease protocol that keeps the mark ahead of the ids;
@@ -35,6 +36,7 @@ pub mod layout;
 pub mod lease;
 pub mod lease_record;
 pub mod mark_file;
+pub mod mark_writer;
 pub mod partition;
 pub mod presets;
 pub mod public_id;

@@ -127,19 +127,22 @@ fn render(mark_unix_ms: i64, machine_id: i64, layout: &Layout, system_identifier
 }
 
 /// Replaces the mark in `dir` by `mark_unix_ms`, written by this server (its machine id, layout
-/// and system identifier), durably, before returning.
+/// and system identifier), durably, before returning; `before_rename` runs once the temporary
+/// file is durable, before it replaces the mark.
 pub fn write(
     dir: &Path,
     mark_unix_ms: i64,
     machine_id: i64,
     layout: &Layout,
     system_identifier: u64,
+    before_rename: impl FnOnce(),
 ) -> io::Result<()> {
     let temp = dir.join(TEMP_NAME);
     let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(&temp)?;
     file.write_all(render(mark_unix_ms, machine_id, layout, system_identifier).as_bytes())?;
     file.sync_all()?;
     drop(file);
+    before_rename();
     fs::rename(&temp, dir.join(FILE_NAME))?;
     File::open(dir)?.sync_all()
 }
@@ -166,7 +169,7 @@ mod tests {
     fn no_file_is_no_mark_and_a_written_mark_reads_back_with_its_writer() {
         let dir = scratch("roundtrip");
         assert_eq!(read(&dir), Ok(None));
-        write(&dir, 1_764_000_000_123, 7, &layout(), 7_312_345_678_901_234_567).unwrap();
+        write(&dir, 1_764_000_000_123, 7, &layout(), 7_312_345_678_901_234_567, || {}).unwrap();
         let expected = MarkRecord {
             mark_unix_ms: 1_764_000_000_123,
             machine_id: Some(7),
@@ -174,7 +177,7 @@ mod tests {
             system_identifier: Some(7_312_345_678_901_234_567),
         };
         assert_eq!(read(&dir), Ok(Some(expected)));
-        write(&dir, 1_764_000_001_000, 8, &layout(), 1).unwrap();
+        write(&dir, 1_764_000_001_000, 8, &layout(), 1, || {}).unwrap();
         assert_eq!(read(&dir).unwrap().unwrap().mark_unix_ms, 1_764_000_001_000);
         assert!(!dir.join(TEMP_NAME).exists(), "the temporary file is renamed away");
         let text = fs::read_to_string(dir.join(FILE_NAME)).unwrap();
@@ -219,6 +222,7 @@ mod tests {
 
     #[test]
     fn an_unwritable_directory_is_an_error() {
-        assert!(write(Path::new("/nonexistent/pg_snowflake"), 1, 7, &layout(), 1).is_err());
+        let e = write(Path::new("/nonexistent/pg_snowflake"), 1, 7, &layout(), 1, || panic!("no temporary file"));
+        assert_eq!(e.unwrap_err().kind(), io::ErrorKind::NotFound, "the system's error is kept");
     }
 }

@@ -5,7 +5,8 @@
 
 use crate::layout::Layout;
 use std::sync::atomic::{
-    AtomicBool, AtomicI64, AtomicU64, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+    AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicU8, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed,
+    Ordering::Release,
 };
 
 /// Written on every id.
@@ -31,8 +32,10 @@ pub struct Mark {
     pub unix_ms: AtomicI64,
     /// The mark found on disk when shared memory was set up: ids wait for the clock to pass it.
     pub restart_tick: AtomicI64,
-    /// Held by the one process writing a new mark.
-    pub writing: AtomicBool,
+    /// The process id of the one process writing a new mark; 0 when none (see `mark_writer`).
+    pub writer: AtomicI32,
+    /// What that writer is doing: a `mark_writer::WriteStep`, 0 when none.
+    pub writer_step: AtomicU8,
     /// The mark on disk could not be read at start: nothing may be issued.
     pub unreadable: AtomicBool,
     /// When this process's server last wrote a mark, by the wall clock (ms since 1970) and by
@@ -40,6 +43,8 @@ pub struct Mark {
     /// two to tell a wall clock stepped forward from time that passed.
     pub written_wall_ms: AtomicI64,
     pub written_mono_us: AtomicI64,
+    /// How long the last mark write took (ms): the next lease is at least twice as long.
+    pub last_write_ms: AtomicI64,
 }
 
 /// Slow-path counters; relaxed atomics, never a lock.
@@ -53,6 +58,20 @@ pub struct Stats {
     pub mark_writes: AtomicU64,
     /// Calls that found the mark expired and waited for a new one to be written.
     pub mark_waits: AtomicU64,
+    /// Calls that waited for another process's mark write.
+    pub writer_waits: AtomicU64,
+    /// Calls that gave up waiting for a durable mark after snowflake.max_mark_wait (another
+    /// process's write, or writes of their own that each took longer than their lease).
+    pub mark_wait_timeouts: AtomicU64,
+    /// Writer's flags taken over from a process that had ended without releasing it.
+    pub writer_takeovers: AtomicU64,
+    /// Mark writes that waited for the synchronous standbys, and those that gave up.
+    pub standby_waits: AtomicU64,
+    pub standby_wait_timeouts: AtomicU64,
+    /// Calls that waited for a clock behind the last issued tick (or one that did not advance), and
+    /// those that gave up (snowflake.max_clock_wait).
+    pub clock_waits: AtomicU64,
+    pub clock_wait_timeouts: AtomicU64,
     /// The last tick at which a rollback was counted, so that one step back is one event.
     pub rollback_tick: AtomicI64,
     /// When the last rollback WARNING was logged (monotonic ms), for rate limiting.
@@ -84,6 +103,13 @@ pub struct StatsSnapshot {
     pub wait_us: u64,
     pub mark_writes: u64,
     pub mark_waits: u64,
+    pub writer_waits: u64,
+    pub mark_wait_timeouts: u64,
+    pub writer_takeovers: u64,
+    pub standby_waits: u64,
+    pub standby_wait_timeouts: u64,
+    pub clock_waits: u64,
+    pub clock_wait_timeouts: u64,
     pub reset_unix_ms: i64,
 }
 
@@ -102,10 +128,12 @@ impl SharedState {
                 tick: AtomicI64::new(tick),
                 unix_ms: AtomicI64::new(unix_ms),
                 restart_tick: AtomicI64::new(tick),
-                writing: AtomicBool::new(false),
+                writer: AtomicI32::new(0),
+                writer_step: AtomicU8::new(0),
                 unreadable: AtomicBool::new(false),
                 written_wall_ms: AtomicI64::new(-1),
                 written_mono_us: AtomicI64::new(-1),
+                last_write_ms: AtomicI64::new(0),
             },
             stats: Stats {
                 rollback_tick: AtomicI64::new(-1),
@@ -159,6 +187,13 @@ impl SharedState {
             wait_us: s.wait_us.load(Relaxed),
             mark_writes: s.mark_writes.load(Relaxed),
             mark_waits: s.mark_waits.load(Relaxed),
+            writer_waits: s.writer_waits.load(Relaxed),
+            mark_wait_timeouts: s.mark_wait_timeouts.load(Relaxed),
+            writer_takeovers: s.writer_takeovers.load(Relaxed),
+            standby_waits: s.standby_waits.load(Relaxed),
+            standby_wait_timeouts: s.standby_wait_timeouts.load(Relaxed),
+            clock_waits: s.clock_waits.load(Relaxed),
+            clock_wait_timeouts: s.clock_wait_timeouts.load(Relaxed),
             reset_unix_ms: s.reset_unix_ms.load(Relaxed),
         }
     }
@@ -169,7 +204,20 @@ impl SharedState {
         let s = &self.stats;
         self.hot.issued.store(0, Relaxed);
         s.per_process_at_reset.store(per_process, Relaxed);
-        for c in [&s.sequence_waits, &s.clock_rollbacks, &s.wait_us, &s.mark_writes, &s.mark_waits] {
+        for c in [
+            &s.sequence_waits,
+            &s.clock_rollbacks,
+            &s.wait_us,
+            &s.mark_writes,
+            &s.mark_waits,
+            &s.writer_waits,
+            &s.mark_wait_timeouts,
+            &s.writer_takeovers,
+            &s.standby_waits,
+            &s.standby_wait_timeouts,
+            &s.clock_waits,
+            &s.clock_wait_timeouts,
+        ] {
             c.store(0, Relaxed);
         }
         s.largest_rollback_ms.store(0, Relaxed);
