@@ -8,9 +8,16 @@
 -- build at its next restart.
 \echo Use "ALTER EXTENSION pg_snowflake UPDATE TO '0.2.0'" to load this file. \quit
 
--- snowflake_stats() shows how far the high-water mark is ahead of the clock (the library fills the
--- new last field; the type must have it).
-ALTER TYPE snowflake_stats ADD ATTRIBUTE mark_ahead_ms bigint;
+-- snowflake_stats() shows how far the high-water mark is ahead of the clock, and counts each kind
+-- of wait and the waits that gave up (the library fills the new fields; the type must have them).
+ALTER TYPE snowflake_stats ADD ATTRIBUTE mark_ahead_ms bigint,
+    ADD ATTRIBUTE writer_waits bigint,
+    ADD ATTRIBUTE mark_wait_timeouts bigint,
+    ADD ATTRIBUTE writer_takeovers bigint,
+    ADD ATTRIBUTE standby_waits bigint,
+    ADD ATTRIBUTE standby_wait_timeouts bigint,
+    ADD ATTRIBUTE clock_waits bigint,
+    ADD ATTRIBUTE clock_wait_timeouts bigint;
 
 -- snowflake_layout(): ids_per_second as a fraction (60 s ticks with a 1-bit sequence make 0.033
 -- a second; as a bigint it read 0).

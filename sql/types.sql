@@ -32,5 +32,12 @@ CREATE TYPE snowflake_stats AS (
     machine_id          integer,           -- snowflake.machine_id (NULL when unset)
     layout              text,              -- the running layout in one line
     stats_reset         timestamptz,       -- when the counters started
-    mark_ahead_ms       bigint             -- how far the mark is ahead of the clock now (negative: behind)
+    mark_ahead_ms       bigint,            -- how far the mark is ahead of the clock now (negative: behind)
+    writer_waits        bigint,            -- calls that waited for another process's mark write
+    mark_wait_timeouts bigint,           -- ... and gave up after snowflake.max_mark_wait (55P03)
+    writer_takeovers    bigint,            -- writer's flags taken over from a process that had ended
+    standby_waits       bigint,            -- mark writes that waited for the synchronous standbys (lease_sync)
+    standby_wait_timeouts bigint,          -- ... and gave up after snowflake.max_mark_wait (55000)
+    clock_waits         bigint,            -- calls that waited for a clock behind (or standing still)
+    clock_wait_timeouts bigint             -- ... and gave up after snowflake.max_clock_wait (58000)
 );

@@ -11,7 +11,8 @@ export PGOPTIONS="-c client_min_messages=error"
 sync() {
   local name=$1 p="primary_$1" s="standby_$1"
   init_cluster "$p" "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" \
-    "synchronous_standby_names = '*'" "synchronous_commit = local" "snowflake.lease_sync = $2"
+    "synchronous_standby_names = '*'" "synchronous_commit = local" "snowflake.lease_sync = $2" \
+    "snowflake.max_mark_wait = 1000"
   start_cluster "$p"
   psql_on "$p" -c "CREATE EXTENSION pg_snowflake" \
     -c "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval())" \
@@ -42,7 +43,7 @@ sync() {
   done
   echo "$name: the standby is cut off: $gone"
   # Three more seconds of commits; with lease_sync on, the first new lease waits for the standby
-  # (at most snowflake.max_clock_wait) and the call fails.
+  # (at most snowflake.max_mark_wait) and the call fails.
   psql_on "$p" -c "CALL load(3)" >/dev/null 2>"$SCRATCH/load_$name.err" || true
   # The error that ends it, exactly (HINT included), or that it ran its 3 s.
   if [ -s "$SCRATCH/load_$name.err" ]; then

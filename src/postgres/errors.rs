@@ -38,13 +38,34 @@ pub fn sqlstate(e: &Error) -> PgSqlErrorCode {
         // As PostgreSQL's own complaints about a configuration file.
         Error::KeyFile { .. } => ERRCODE_CONFIG_FILE_ERROR,
         Error::InvalidPublicId { .. } => ERRCODE_INVALID_TEXT_REPRESENTATION,
-        Error::MarkWrite { .. } => ERRCODE_IO_ERROR,
+        Error::MarkWrite { os_error, .. } => file_access(*os_error),
+        // Another process holds what this one needs, as lock_timeout does.
+        Error::MarkWriterBusy { .. } => ERRCODE_LOCK_NOT_AVAILABLE,
+        Error::StandbysDidNotConfirm { .. } => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        Error::MarkWriteTooSlow { .. } => ERRCODE_IO_ERROR,
         // The fault lies outside PostgreSQL, in the system clock.
-        Error::ClockBehind { .. } | Error::ClockJumped { .. } => ERRCODE_SYSTEM_ERROR,
+        Error::ClockBehind { .. } | Error::ClockJumped { .. } | Error::ClockStalled { .. } => ERRCODE_SYSTEM_ERROR,
         Error::LayoutChanged { .. } => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         Error::InfiniteTime { .. } => ERRCODE_DATETIME_FIELD_OVERFLOW,
         // As nextval() on a standby.
         Error::HotStandby => ERRCODE_READ_ONLY_SQL_TRANSACTION,
+    }
+}
+
+/// The SQLSTATE of a failed file operation, as PostgreSQL's errcode_for_file_access() gives it
+/// (a full disk is 53100, a read-only or forbidden directory 42501); 58030 where the system gave
+/// no error number or one that PostgreSQL does not classify.
+fn file_access(os_error: Option<i32>) -> PgSqlErrorCode {
+    use PgSqlErrorCode::*;
+    match os_error {
+        Some(libc::EPERM | libc::EACCES | libc::EROFS) => ERRCODE_INSUFFICIENT_PRIVILEGE,
+        Some(libc::ENOENT) => ERRCODE_UNDEFINED_FILE,
+        Some(libc::EEXIST) => ERRCODE_DUPLICATE_FILE,
+        Some(libc::ENOTDIR | libc::EISDIR | libc::ENOTEMPTY) => ERRCODE_WRONG_OBJECT_TYPE,
+        Some(libc::ENOSPC) => ERRCODE_DISK_FULL,
+        Some(libc::ENOMEM) => ERRCODE_OUT_OF_MEMORY,
+        Some(libc::ENFILE | libc::EMFILE) => ERRCODE_INSUFFICIENT_RESOURCES,
+        _ => ERRCODE_IO_ERROR,
     }
 }
 
@@ -89,5 +110,16 @@ mod tests {
             sqlstate(&LayoutError::TimeOutOfRange { id: 1 }.into()),
             PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW
         );
+    }
+
+    #[test]
+    fn a_failed_mark_write_has_the_sqlstate_postgresql_gives_its_own_file_errors() {
+        let write = |os_error| sqlstate(&Error::MarkWrite { reason: String::new(), os_error });
+        assert_eq!(write(Some(libc::ENOSPC)), PgSqlErrorCode::ERRCODE_DISK_FULL);
+        assert_eq!(write(Some(libc::EROFS)), PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE);
+        assert_eq!(write(Some(libc::EACCES)), PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE);
+        assert_eq!(write(Some(libc::EISDIR)), PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE);
+        assert_eq!(write(Some(libc::EIO)), PgSqlErrorCode::ERRCODE_IO_ERROR);
+        assert_eq!(write(None), PgSqlErrorCode::ERRCODE_IO_ERROR);
     }
 }

@@ -3,29 +3,82 @@
 //! the mark (its file, and its WAL record on PostgreSQL 15+), the settings, and the server log.
 
 use super::clock::{monotonic_us, wall_clock_ms, wall_clock_us};
-use super::{mark_store, process_counters, settings};
-use pg_snowflake_core::host::{Clock, Events, Limits, MarkStore, Waiter};
+use super::{mark_store, process_counters, settings, shared_memory};
+use pg_snowflake_core::host::{Clock, Events, Limits, MarkStore, Processes, Waiter};
+use pg_snowflake_core::mark_writer::{self, MarkWriter, WriteStep};
 use pg_snowflake_core::state::SharedState;
+use pg_snowflake_core::Error;
 use pgrx::pg_sys;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 pub struct PgHost;
 
 impl PgHost {
-    /// Waits until the synchronous standbys have flushed `lsn`, at most snowflake.max_clock_wait;
-    /// cancellable (statement_timeout, Ctrl-C), and in the lease worker bounded by that wait.
+    /// Waits until the synchronous standbys have flushed `lsn`, at most snowflake.max_mark_wait;
+    /// cancellable (statement_timeout, Ctrl-C).
     #[cfg(not(feature = "pg14"))]
-    fn wait_for_sync_standbys(&mut self, lsn: pg_sys::XLogRecPtr) -> Result<(), String> {
-        let limit_ms = settings::max_clock_wait_ms();
-        let deadline_us = monotonic_us() + limit_ms * 1000;
+    fn wait_for_sync_standbys(&mut self, lsn: pg_sys::XLogRecPtr) -> Result<(), Error> {
+        let started_us = monotonic_us();
+        let limit_ms = settings::max_mark_wait_ms();
         while !super::wal::confirmed_by_sync_standbys(lsn) {
-            if monotonic_us() > deadline_us {
-                return Err(format!(
-                    "the synchronous standbys did not confirm the lease within {limit_ms} ms (snowflake.lease_sync = on; the wait is snowflake.max_clock_wait)"
-                ));
+            if monotonic_us() - started_us > limit_ms * 1000 {
+                let standby_names = super::wal::sync_standby_names();
+                return Err(Error::StandbysDidNotConfirm { standby_names, limit_ms: limit_ms as i64 });
             }
             self.sleep_ms(1);
         }
         Ok(())
+    }
+
+    /// The next step of a mark write: said to the waiting processes, and in the test builds a
+    /// pause there when snowflake.fault_hold_at names it.
+    fn begin(&mut self, writer: &MarkWriter, step: WriteStep) {
+        writer.step(step);
+        #[cfg(feature = "fault_injection")]
+        if let Some((at, ms)) = settings::fault_hold() {
+            if at == step.name() {
+                pgrx::log!("pg_snowflake fault injection: the mark write pauses at {at} for {ms} ms");
+                let deadline_us = monotonic_us() + ms * 1000;
+                while monotonic_us() < deadline_us {
+                    self.sleep_ms(10);
+                }
+            }
+        }
+    }
+}
+
+/// Whether this process has asked to release the writer's flag when it exits.
+static EXIT_RELEASE_REGISTERED: AtomicBool = AtomicBool::new(false);
+
+/// Runs when this process exits, however (ERROR at top level, FATAL, proc_exit), before it
+/// leaves shared memory: a FATAL exit does not unwind, so the writer's drop guard cannot run.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn release_writer_at_exit(_code: std::ffi::c_int, _arg: pg_sys::Datum) {
+    if settings::fault_keep_writer_flag() {
+        return; // test builds only: the negative control of the fault tests
+    }
+    if let Some(shared) = shared_memory::shared() {
+        // SAFETY: this process's id, set at its start.
+        mark_writer::release_if_held_by(shared, unsafe { pg_sys::MyProcPid });
+    }
+}
+
+impl Processes for PgHost {
+    fn this_process(&mut self) -> i32 {
+        if !EXIT_RELEASE_REGISTERED.swap(true, Relaxed) {
+            // SAFETY: registers a callback of this process's own; runs once per process.
+            unsafe { pg_sys::before_shmem_exit(Some(release_writer_at_exit), pg_sys::Datum::from(0)) };
+        }
+        // SAFETY: this process's id, set at its start.
+        unsafe { pg_sys::MyProcPid }
+    }
+
+    fn process_exists(&mut self, pid: i32) -> bool {
+        // Signal 0 checks that the process exists (every PostgreSQL process runs as one OS user).
+        // SAFETY: sends no signal.
+        let gone =
+            unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        !gone || settings::fault_keep_writer_flag()
     }
 }
 
@@ -69,14 +122,25 @@ impl Waiter for PgHost {
 impl MarkStore for PgHost {
     /// The WAL record first (PostgreSQL 15+; with snowflake.lease_sync, confirmed by the
     /// synchronous standbys), then the file: all before the mark is used.
-    fn persist_mark(&mut self, unix_ms: i64) -> Result<(), String> {
+    fn persist_mark(&mut self, unix_ms: i64, writer: &MarkWriter) -> Result<(), Error> {
+        self.begin(writer, WriteStep::FlagTaken);
         #[cfg(not(feature = "pg14"))]
-        if let Some(lsn) = super::wal::log_lease(unix_ms) {
-            if settings::lease_sync() {
-                self.wait_for_sync_standbys(lsn)?;
+        {
+            self.begin(writer, WriteStep::WalInsert);
+            if let Some(lsn) = super::wal::insert_lease(unix_ms) {
+                self.begin(writer, WriteStep::WalFlush);
+                super::wal::flush(lsn);
+                if settings::lease_sync() {
+                    self.begin(writer, WriteStep::StandbyWait);
+                    self.wait_for_sync_standbys(lsn)?;
+                }
             }
         }
-        mark_store::write(unix_ms)
+        self.begin(writer, WriteStep::FileWrite);
+        mark_store::write_with(unix_ms, || self.begin(writer, WriteStep::FileRename))
+            .map_err(|e| Error::MarkWrite { reason: e.to_string(), os_error: e.raw_os_error() })?;
+        self.begin(writer, WriteStep::Publish);
+        Ok(())
     }
 }
 
@@ -84,6 +148,12 @@ impl Events for PgHost {
     #[inline]
     fn count_issued(&mut self, shared: &SharedState) {
         process_counters::count_one(shared);
+    }
+
+    fn writer_taken_over(&mut self, pid: i32) {
+        pgrx::log!(
+            "pg_snowflake: took over the high-water mark write from process {pid}, which ended without finishing it"
+        );
     }
 
     fn clock_went_back(&mut self, behind_ms: i64) {
@@ -100,5 +170,9 @@ impl Limits for PgHost {
 
     fn max_clock_jump_ms(&mut self) -> u64 {
         settings::max_clock_jump_ms()
+    }
+
+    fn max_mark_wait_ms(&mut self) -> u64 {
+        settings::max_mark_wait_ms()
     }
 }

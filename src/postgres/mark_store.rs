@@ -36,10 +36,15 @@ pub fn read() -> Result<Option<MarkRecord>, String> {
 }
 
 /// Makes `unix_ms` this server's durable mark.
-pub fn write(unix_ms: i64) -> Result<(), String> {
-    let layout = server_config::layout().map_err(|e| e.message())?;
+pub fn write(unix_ms: i64) -> std::io::Result<()> {
+    write_with(unix_ms, || {})
+}
+
+/// The same, running `before_rename` once the new file is durable, before it replaces the mark.
+pub fn write_with(unix_ms: i64, before_rename: impl FnOnce()) -> std::io::Result<()> {
+    let layout = server_config::layout().map_err(|e| std::io::Error::other(e.message()))?;
     let machine_id = server_config::machine_id_or_unset();
-    mark_file::write(&data_dir(), unix_ms, machine_id, layout, system_identifier()).map_err(|e| e.to_string())
+    mark_file::write(&data_dir(), unix_ms, machine_id, layout, system_identifier(), before_rename)
 }
 
 /// The file's path, for messages.

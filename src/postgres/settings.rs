@@ -18,12 +18,19 @@ static TIME_UNIT: GucSetting<i32> = GucSetting::<i32>::new(1);
 static EPOCH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(DEFAULT_EPOCH));
 static MAX_CLOCK_WAIT: GucSetting<i32> = GucSetting::<i32>::new(1000);
 static MAX_CLOCK_JUMP: GucSetting<i32> = GucSetting::<i32>::new(0);
+static MAX_MARK_WAIT: GucSetting<i32> = GucSetting::<i32>::new(5000);
 static LEASE_SYNC: GucSetting<bool> = GucSetting::<bool>::new(false);
 static ACCEPT_LAYOUT_CHANGE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 #[cfg(feature = "fault_injection")]
 static FAULT_CLOCK_OFFSET: GucSetting<i32> = GucSetting::<i32>::new(0);
 #[cfg(feature = "fault_injection")]
 static FAULT_SKIP_LEASE_WAL: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_HOLD_AT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+#[cfg(feature = "fault_injection")]
+static FAULT_HOLD_MS: GucSetting<i32> = GucSetting::<i32>::new(60_000);
+#[cfg(feature = "fault_injection")]
+static FAULT_KEEP_WRITER_FLAG: GucSetting<bool> = GucSetting::<bool>::new(false);
 
 /// What the settings file said for the integer layout settings, read before they are defined:
 /// PostgreSQL replaces a value it cannot parse by the default with only a WARNING, and a layout
@@ -120,6 +127,16 @@ pub fn define() -> RawSettings {
         GucContext::Sighup,
         GucFlags::UNIT_MS,
     );
+    GucRegistry::define_int_guc(
+        c"snowflake.max_mark_wait",
+        c"How long generation waits for a new high-water mark to become durable.",
+        c"Bounds the wait for another process's mark write and, with snowflake.lease_sync, for the synchronous standbys; past it, snowflake_nextval() raises an error that names what it waited for.",
+        &MAX_MARK_WAIT,
+        1,
+        3_600_000,
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
     GucRegistry::define_bool_guc(
         c"snowflake.lease_sync",
         c"Use a new lease only once the synchronous standbys have its WAL record.",
@@ -157,8 +174,59 @@ pub fn define() -> RawSettings {
         GucContext::Sighup,
         GucFlags::default(),
     );
+    #[cfg(feature = "fault_injection")]
+    {
+        GucRegistry::define_string_guc(
+            c"snowflake.fault_hold_at",
+            c"TEST BUILDS ONLY: the step of a mark write at which this process's writes pause.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: flag_taken, before_wal_insert, before_wal_flush, standby_wait, before_file, before_rename or before_publish; the pause lasts snowflake.fault_hold_ms and can be cancelled.",
+            &FAULT_HOLD_AT,
+            GucContext::Suset,
+            GucFlags::default(),
+        );
+        GucRegistry::define_int_guc(
+            c"snowflake.fault_hold_ms",
+            c"TEST BUILDS ONLY: how long a pause of snowflake.fault_hold_at lasts.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature.",
+            &FAULT_HOLD_MS,
+            0,
+            i32::MAX,
+            GucContext::Suset,
+            GucFlags::UNIT_MS,
+        );
+        GucRegistry::define_bool_guc(
+            c"snowflake.fault_keep_writer_flag",
+            c"TEST BUILDS ONLY: the mark writer's flag is neither released at process exit nor taken over from a process that is gone.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the fault tests.",
+            &FAULT_KEEP_WRITER_FLAG,
+            GucContext::Sighup,
+            GucFlags::default(),
+        );
+    }
     reserve_prefix();
     raw
+}
+
+/// Test builds only: the write step at which this process pauses, and for how long.
+#[cfg(feature = "fault_injection")]
+pub fn fault_hold() -> Option<(String, u64)> {
+    let at = FAULT_HOLD_AT.get().map(|c| c.to_string_lossy().into_owned()).filter(|s| !s.is_empty())?;
+    Some((at, FAULT_HOLD_MS.get().max(0) as u64))
+}
+
+/// Test builds only: whether the writer's flag outlives its holder (the release switched off);
+/// always false in every other build.
+#[inline(always)]
+pub fn fault_keep_writer_flag() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_KEEP_WRITER_FLAG.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// snowflake.max_mark_wait.
+pub fn max_mark_wait_ms() -> u64 {
+    MAX_MARK_WAIT.get().max(1) as u64
 }
 
 /// Test builds only: whether new leases skip the WAL; always false in every other build.

@@ -60,10 +60,10 @@ mod imp {
         unsafe { pg_sys::RegisterCustomRmgr(RMGR_ID, &rmgr as *const _ as *mut _) };
     }
 
-    /// Logs a new mark and flushes it, before the mark is used; returns the record's position,
-    /// or `None` when the test builds' switch skips the record. An error here is raised (and
-    /// unwinds to the caller, which publishes no mark).
-    pub fn log_lease(mark_unix_ms: i64) -> Option<pg_sys::XLogRecPtr> {
+    /// Inserts the record of a new mark, before the mark is used; returns its position, or `None`
+    /// when the test builds' switch skips the record. An error here is raised (and unwinds to
+    /// the caller, which publishes no mark).
+    pub fn insert_lease(mark_unix_ms: i64) -> Option<pg_sys::XLogRecPtr> {
         if settings::fault_skip_lease_wal() {
             return None; // test builds only: the negative control of the failover scenarios
         }
@@ -76,21 +76,32 @@ mod imp {
             pg_sys::XLogRegisterData(bytes.as_ptr() as *mut std::ffi::c_char, bytes.len() as _);
             #[cfg(feature = "pg18")]
             pg_sys::XLogRegisterData(bytes.as_ptr().cast(), bytes.len() as _);
-            let lsn = pg_sys::XLogInsert(RMGR_ID, XLOG_SNOWFLAKE_LEASE);
-            pg_sys::XLogFlush(lsn);
-            Some(lsn)
+            Some(pg_sys::XLogInsert(RMGR_ID, XLOG_SNOWFLAKE_LEASE))
         }
+    }
+
+    /// Flushes the WAL up to `lsn`.
+    pub fn flush(lsn: pg_sys::XLogRecPtr) {
+        // SAFETY: a position this process inserted.
+        unsafe { pg_sys::XLogFlush(lsn) };
+    }
+
+    /// synchronous_standby_names as set now ("" when none).
+    pub fn sync_standby_names() -> String {
+        // SAFETY: reads a setting's current value; the string is copied at once.
+        let names = unsafe { pg_sys::GetConfigOption(c"synchronous_standby_names".as_ptr(), true, false) };
+        if names.is_null() {
+            return String::new();
+        }
+        unsafe { std::ffi::CStr::from_ptr(names) }.to_string_lossy().into_owned()
     }
 
     /// Whether the synchronous standbys have flushed `lsn` (true when none are configured). Read
     /// from the position the walsenders of synchronous standbys advance as they reply, so it does
     /// not depend on this session's synchronous_commit.
     pub fn confirmed_by_sync_standbys(lsn: pg_sys::XLogRecPtr) -> bool {
-        // SAFETY: reads a setting's current value; the string is only looked at.
-        let names = unsafe { pg_sys::GetConfigOption(c"synchronous_standby_names".as_ptr(), true, false) };
-        let configured = !names.is_null() && !unsafe { std::ffi::CStr::from_ptr(names) }.to_bytes().is_empty();
         // SAFETY: WalSndCtl lives in shared memory for the server's life; an aligned 8-byte read.
-        !configured
+        sync_standby_names().is_empty()
             || unsafe { std::ptr::read_volatile(&(*pg_sys::WalSndCtl).lsn[pg_sys::SYNC_REP_WAIT_FLUSH as usize]) }
                 >= lsn
     }

@@ -34,12 +34,24 @@ fn snowflake_stats(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('s
         row.set_by_name("stats_reset", to_timestamptz(stats.reset_unix_ms)),
     ];
     fill_row("snowflake_stats", results);
-    // A field added in 0.2.0: between a package upgrade and ALTER EXTENSION ... UPDATE the type is
-    // still 0.1.0's, without it; the other fields are still filled.
+    // Fields added in 0.2.0: between a package upgrade and ALTER EXTENSION ... UPDATE the type is
+    // still 0.1.0's, without them; the other fields are still filled.
     let ahead = (mark_ms >= 0).then(|| mark_ms - wall_clock_ms());
-    match row.set_by_name("mark_ahead_ms", ahead) {
-        Ok(()) | Err(pgrx::datum::TryFromDatumError::NoSuchAttributeName(_)) => {}
-        Err(e) => error!("type snowflake_stats has changed: {e}"),
+    let added = [
+        row.set_by_name("mark_ahead_ms", ahead),
+        row.set_by_name("writer_waits", stats.writer_waits as i64),
+        row.set_by_name("mark_wait_timeouts", stats.mark_wait_timeouts as i64),
+        row.set_by_name("writer_takeovers", stats.writer_takeovers as i64),
+        row.set_by_name("standby_waits", stats.standby_waits as i64),
+        row.set_by_name("standby_wait_timeouts", stats.standby_wait_timeouts as i64),
+        row.set_by_name("clock_waits", stats.clock_waits as i64),
+        row.set_by_name("clock_wait_timeouts", stats.clock_wait_timeouts as i64),
+    ];
+    for result in added {
+        match result {
+            Ok(()) | Err(pgrx::datum::TryFromDatumError::NoSuchAttributeName(_)) => {}
+            Err(e) => error!("type snowflake_stats has changed: {e}"),
+        }
     }
     row
 }
