@@ -1,0 +1,86 @@
+# majors: 15
+# The README's section "From your application", executed (pgrx-tests/readme/clients.py): every
+# recipe as the README prints it, run by its real client against a server with the extension, and
+# the pitfalls table shown by tests. The clients do not depend on the major: they run on 15 only.
+#
+# The clients are installed here, idempotently, from the registries (quick when they are there):
+# psycopg, Django and SQLAlchemy from PyPI into a venv (Python 3.12 or later: Django 6 needs it),
+# pg and postgres from npm, Debian's PostgreSQL JDBC driver (and Jackson, for JSON) with apt,
+# tokio-postgres from crates.io (a small Cargo project of its own, its dependencies built once),
+# under $(pg_cache_dir)/clients.
+CLIENTS_DIR="$(pg_cache_dir)/clients"
+HERE="$PROJECT_DIR/pgrx-tests/readme/clients"
+mkdir -p "$CLIENTS_DIR"
+log="$SCRATCH/clients_install.log"
+installing() { "$@" >>"$log" 2>&1 || { cat "$log" >&2; exit 1; }; }
+
+ensure_debian_packages libpostgresql-jdbc-java libjackson2-databind-java
+
+# A Python of 3.12 or later: on PATH, or one of pyenv's.
+python=
+for p in python3.14 python3.13 python3.12 python3 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3; do
+  if "$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then python=$(command -v "$p"); break; fi
+done
+[ -n "$python" ] || { echo "no Python 3.12 or later here (Django 6 needs it)"; exit 1; }
+venv="$CLIENTS_DIR/venv"
+if ! cmp -s "$HERE/requirements.txt" "$venv/requirements.txt"; then
+  rm -rf "$venv"
+  installing "$python" -m venv "$venv"
+  installing "$venv/bin/pip" install -q -r "$HERE/requirements.txt"
+  cp "$HERE/requirements.txt" "$venv/requirements.txt"
+fi
+
+node_dir="$CLIENTS_DIR/node"
+if ! cmp -s "$HERE/package-lock.json" "$node_dir/package-lock.json"; then
+  rm -rf "$node_dir" && mkdir -p "$node_dir"
+  cp "$HERE/package.json" "$HERE/package-lock.json" "$node_dir/"
+  (cd "$node_dir" && installing npm ci --no-audit --no-fund)
+fi
+
+# The Rust client's crates, fetched as its Cargo.lock says; the checker builds the project with the
+# recipe offline, in $CLIENTS_DIR/rust, where its dependencies stay built.
+(cd "$HERE/rust" && installing cargo fetch --locked)
+
+check() {
+  SCRATCH=$SCRATCH PG_BIN=$PG_BIN PG_CONFIG=$PG_CONFIG PROJECT_DIR=$PROJECT_DIR CLIENTS_DIR=$CLIENTS_DIR \
+    CLIENT_PYTHON="$venv/bin/python" python3 "$PROJECT_DIR/pgrx-tests/readme/clients.py"
+}
+check
+
+# The negative control: a README whose recipes drifted (node-postgres told to make an int8 a Number,
+# the SQLAlchemy key without its server default, the Django model changed without its migration,
+# Postgres.js's BigInt given to JSON.stringify, the Rust batch's ids taken in the order the rows
+# came back, reversed) and a pitfall row with a wrong value: each fails, naming the README line of
+# its recipe's code block (of the pitfall row itself).
+drifted="$SCRATCH/README.drifted.md"
+python3 - "$PROJECT_DIR/README.md" "$drifted" >"$SCRATCH/drift.lines" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+start = lines.index("## From your application")
+for old, new in [
+    ('import pg from "pg";', 'import pg from "pg"; pg.types.setTypeParser(20, Number);'),
+    ("primary_key=True, server_default=func.snowflake_nextval(monotonic=True))", "primary_key=True)"),
+    ("    item = models.TextField()", "    item = models.CharField(max_length=200)"),
+    (', (key, value) => (typeof value === "bigint" ? value.toString() : value));', ');'),
+    ('    Ok(items.iter().map(|item| id_of[item]).collect())', '    Ok(rows.iter().rev().map(|r| r.get("id")).collect())'),
+    ("comes back as `253178563728011260`", "comes back as `253178563728011264`"),
+]:
+    at = [n for n in range(start, len(lines)) if lines[n] == old or (old in lines[n] and not old.startswith(" "))]
+    assert len(at) == 1, old
+    n = at[0]
+    lines[n] = lines[n].replace(old, new)
+    # The line a failure must name: the code block's opening fence, or the table row itself.
+    fence = n if lines[n].startswith("|") else max(k for k in range(start, n) if lines[k].startswith("```"))
+    print(fence + 1, new.split("\n")[-1].strip()[:50])
+open(sys.argv[2], "w").write("\n".join(lines))
+PY
+README_PATH=$drifted CLIENTS_ONLY="pg postgres sqlalchemy django rust pitfalls" check >"$SCRATCH/drift.out" 2>&1 \
+  && echo "the drifted README passed"
+named=$(sed -n 's/^README.md:\([0-9]*\): .*/\1/p' "$SCRATCH/drift.out" | sort -n | uniq)
+while read -r line what; do
+  if grep -qx "$line" <<<"$named"; then echo "drift named at its README line: $what"; else echo "drift NOT named: $what"; fi
+done <"$SCRATCH/drift.lines"
+echo "failures at other lines: $(grep -cvxF -f <(cut -d' ' -f1 "$SCRATCH/drift.lines") <<<"$named" || true)"
+# What the drifts did, as the clients said it (the values a user would see).
+grep -oE "came back as [a-z0-9]+, not [a-z0-9]+|an id at or below 2\^53 \([0-9]+\)|TypeError: [^(]*[a-zA-Z]|[0-9]+ ids are not the one stored for their row|does not show \`[0-9]+\`|the README's migration is not [^:]*" "$SCRATCH/drift.out" | sort -u || true
+rm -f "$drifted" "$SCRATCH/drift.lines" "$SCRATCH/drift.out"
