@@ -13,6 +13,7 @@ HERE="$PROJECT_DIR/pgrx-tests/readme/clients"
 mkdir -p "$CLIENTS_DIR"
 log="$SCRATCH/clients_install.log"
 installing() { "$@" >>"$log" 2>&1 || { cat "$log" >&2; exit 1; }; }
+# (The venv and node_modules are marked installed, by a copy of their lists, once they are.)
 
 ensure_debian_packages libpostgresql-jdbc-java libjackson2-databind-java
 
@@ -23,18 +24,20 @@ for p in python3.14 python3.13 python3.12 python3 "${PYENV_ROOT:-$HOME/.pyenv}"/
 done
 [ -n "$python" ] || { echo "no Python 3.12 or later here (Django 6 needs it)"; exit 1; }
 venv="$CLIENTS_DIR/venv"
-if ! cmp -s "$HERE/requirements.txt" "$venv/requirements.txt"; then
+if ! cmp -s "$HERE/requirements.txt" "$venv/installed.txt"; then
   rm -rf "$venv"
   installing "$python" -m venv "$venv"
   installing "$venv/bin/pip" install -q -r "$HERE/requirements.txt"
-  cp "$HERE/requirements.txt" "$venv/requirements.txt"
+  cp "$HERE/requirements.txt" "$venv/installed.txt"
 fi
 
 node_dir="$CLIENTS_DIR/node"
-if ! cmp -s "$HERE/package-lock.json" "$node_dir/package-lock.json"; then
+if ! cmp -s "$HERE/package-lock.json" "$node_dir/installed.json"; then
   rm -rf "$node_dir" && mkdir -p "$node_dir"
   cp "$HERE/package.json" "$HERE/package-lock.json" "$node_dir/"
   (cd "$node_dir" && installing npm ci --no-audit --no-fund)
+  [ -d "$node_dir/node_modules/pg" ] && [ -d "$node_dir/node_modules/postgres" ] || { cat "$log" >&2; exit 1; }
+  cp "$HERE/package-lock.json" "$node_dir/installed.json"
 fi
 
 # The Rust client's crates, fetched as its Cargo.lock says; the checker builds the project with the
@@ -47,23 +50,23 @@ check() {
 }
 check
 
-# The negative control: a README whose recipes drifted (node-postgres told to make an int8 a Number,
-# the SQLAlchemy key without its server default, the Django model changed without its migration,
-# Postgres.js's BigInt given to JSON.stringify, the Rust batch's ids taken in the order the rows
-# came back, reversed) and a pitfall row with a wrong value: each fails, naming the README line of
-# its recipe's code block (of the pitfall row itself).
+# The negative control: a README whose recipes drifted (node-postgres told to make an int8 a
+# Number, the SQLAlchemy key without its server default, the Django model changed without its
+# migration, Postgres.js's BigInt given to JSON.stringify, the Rust batch inserted in reverse, its
+# sorted ids then given to the wrong rows) and a pitfall row with a wrong value: each fails, naming
+# the README line of its recipe's code block (of the pitfall row itself), and no other line.
 drifted="$SCRATCH/README.drifted.md"
 python3 - "$PROJECT_DIR/README.md" "$drifted" >"$SCRATCH/drift.lines" <<'PY'
 import sys
 lines = open(sys.argv[1]).read().split("\n")
 start = lines.index("## From your application")
-for old, new in [
-    ('import pg from "pg";', 'import pg from "pg"; pg.types.setTypeParser(20, Number);'),
-    ("primary_key=True, server_default=func.snowflake_nextval(monotonic=True))", "primary_key=True)"),
-    ("    item = models.TextField()", "    item = models.CharField(max_length=200)"),
-    (', (key, value) => (typeof value === "bigint" ? value.toString() : value));', ');'),
-    ('    Ok(items.iter().map(|item| id_of[item]).collect())', '    Ok(rows.iter().rev().map(|r| r.get("id")).collect())'),
-    ("comes back as `253178563728011260`", "comes back as `253178563728011264`"),
+for what, old, new in [
+    ("pg: int8 as a Number", 'import pg from "pg";', 'import pg from "pg"; pg.types.setTypeParser(20, Number);'),
+    ("SQLAlchemy: no server default", "primary_key=True, server_default=func.snowflake_nextval(monotonic=True))", "primary_key=True)"),
+    ("Django: the model changed, not its migration", "    item = models.TextField()", "    item = models.CharField(max_length=200)"),
+    ("postgres: JSON.stringify without the replacer", ', (key, value) => (typeof value === "bigint" ? value.toString() : value));', ');'),
+    ("Rust: the batch inserted in reverse", "WITH ORDINALITY AS t(item, n) ORDER BY n RETURNING id", "WITH ORDINALITY AS t(item, n) ORDER BY n DESC RETURNING id"),
+    ("pitfalls: a wrong value", "comes back as `253178563728011260`", "comes back as `253178563728011264`"),
 ]:
     at = [n for n in range(start, len(lines)) if lines[n] == old or (old in lines[n] and not old.startswith(" "))]
     assert len(at) == 1, old
@@ -71,7 +74,7 @@ for old, new in [
     lines[n] = lines[n].replace(old, new)
     # The line a failure must name: the code block's opening fence, or the table row itself.
     fence = n if lines[n].startswith("|") else max(k for k in range(start, n) if lines[k].startswith("```"))
-    print(fence + 1, new.split("\n")[-1].strip()[:50])
+    print(fence + 1, what)
 open(sys.argv[2], "w").write("\n".join(lines))
 PY
 README_PATH=$drifted CLIENTS_ONLY="pg postgres sqlalchemy django rust pitfalls" check >"$SCRATCH/drift.out" 2>&1 \
