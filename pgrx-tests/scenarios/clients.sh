@@ -64,7 +64,7 @@ for what, old, new in [
     ("pg: int8 as a Number", 'import pg from "pg";', 'import pg from "pg"; pg.types.setTypeParser(20, Number);'),
     ("SQLAlchemy: no server default", "primary_key=True, server_default=func.snowflake_nextval(monotonic=True))", "primary_key=True)"),
     ("Django: the model changed, not its migration", "    item = models.TextField()", "    item = models.CharField(max_length=200)"),
-    ("postgres: JSON.stringify without the replacer", ', (key, value) => (typeof value === "bigint" ? value.toString() : value));', ');'),
+    ("postgres: JSON.stringify without the replacer", '{ id: orderId, item: "book" }, asString);', '{ id: orderId, item: "book" });'),
     ("Rust: the batch inserted in reverse", "WITH ORDINALITY AS t(item, n) ORDER BY n RETURNING id", "WITH ORDINALITY AS t(item, n) ORDER BY n DESC RETURNING id"),
     ("pitfalls: a wrong value", "comes back as `253178563728011260`", "comes back as `253178563728011264`"),
 ]:

@@ -14,6 +14,12 @@ await client.end();
 if (typeof n !== "number" || String(n) === id) throw new Error(`expected a Number that lost digits, got ${typeof n} ${n}`);
 console.log(`number: ${String(n)}`);
 
+// (What the README says of postgres.js: by default an int8 is a string. The pg recipe shows pg's.)
+const plain = postgres();
+const [{ s }] = await plain`SELECT ${id}::bigint AS s`;
+await plain.end();
+if (s !== id) throw new Error(`postgres() by default: expected the string ${id}, got ${typeof s} ${s}`);
+
 // A BigInt (postgres.js with postgres.BigInt) is exact, but JSON.stringify refuses it.
 const sql = postgres({ types: { bigint: postgres.BigInt } });
 const [row] = await sql`SELECT ${id}::bigint AS id`;
