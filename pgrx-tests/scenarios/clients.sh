@@ -15,7 +15,10 @@ log="$SCRATCH/clients_install.log"
 installing() { "$@" >>"$log" 2>&1 || { cat "$log" >&2; exit 1; }; }
 # (The venv and node_modules are marked installed, by a copy of their lists, once they are.)
 
-ensure_debian_packages libpostgresql-jdbc-java libjackson2-databind-java
+ensure_debian_packages openjdk-17-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java
+for tool in node npm javac java cargo; do
+  command -v "$tool" >/dev/null || { echo "$tool is not on PATH: the clients need Node.js with npm, Java 17, Rust"; exit 1; }
+done
 
 # A Python of 3.12 or later: on PATH, or one of pyenv's.
 python=
