@@ -188,6 +188,10 @@ def rust_client(name, blocks, env, workdir):
     for f in ("Cargo.toml", "Cargo.lock", "src/main.rs"):
         shutil.copy(os.path.join(HARNESS, "rust", f), os.path.join(project, f))
     written = write_files(os.path.join(project, "src"), blocks)
+    # rustfmt-clean, as the project's own Rust (its rustfmt.toml).
+    r = run(["rustfmt", "--edition", "2021", "--check", "--color", "never", "--config-path", os.path.join(PROJECT, "rustfmt.toml"), "src/main.rs"], env, project)
+    if r.returncode:
+        return written, r
     r = run(["cargo", "build", "-q", "--locked", "--offline"], dict(env, CARGO_TARGET_DIR=os.path.join(project, "target")), project)
     if r.returncode:
         return written, r
