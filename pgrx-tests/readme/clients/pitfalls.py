@@ -8,7 +8,7 @@ import django
 import psycopg
 from django.conf import settings
 from django.db import IntegrityError, connection, models
-from sqlalchemy import BigInteger, create_engine, event, insert, text
+from sqlalchemy import BigInteger, create_engine, event, func, insert, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 # SQLAlchemy: an integer primary key with no server_default is taken for a SERIAL one.
@@ -41,15 +41,24 @@ class SlowOrder(Base):
     item: Mapped[str]
 
 
+class SlowFuncOrder(Base):
+    __tablename__ = "orders_slow_func"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, server_default=func.snowflake_nextval())
+    item: Mapped[str]
+
+
 Base.metadata.create_all(engine)
-ddl.clear()
-with Session(engine) as session:
-    orders = [SlowOrder(item=f"item {n}") for n in range(1000)]
-    session.add_all(orders)
-    session.commit()
-    assert len({o.id for o in orders}) == 1000
-inserts = [s for s in ddl if s.lstrip().startswith("INSERT")]
-print(f"sqlalchemy_row_at_a_time: {len(inserts)} INSERT statements")
+counts = []
+for model in (SlowOrder, SlowFuncOrder):
+    ddl.clear()
+    with Session(engine) as session:
+        orders = [model(item=f"item {n}") for n in range(1000)]
+        session.add_all(orders)
+        session.commit()
+        assert len({o.id for o in orders}) == 1000
+    counts.append(len([s for s in ddl if s.lstrip().startswith("INSERT")]))
+assert counts[0] == counts[1], counts
+print(f"sqlalchemy_row_at_a_time: {counts[0]} INSERT statements")
 
 # Django: a BigIntegerField key without db_default, the DEFAULT in SQL only: Django sends NULL.
 settings.configure(DATABASES={"default": {"ENGINE": "django.db.backends.postgresql", "NAME": os.environ["PGDATABASE"],
