@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""The README's section "From your application", executed: every recipe, as the README prints it,
+run by its real client (from PyPI, npm, Debian, crates.io) against a real server with the
+extension, and its pitfalls table shown by tests. A difference names the README line.
+
+Run by the scenario pgrx-tests/scenarios/clients.sh, which installs the clients into CLIENTS_DIR
+(under the PostgreSQL cache dir) and sets PG_BIN, PG_CONFIG, SCRATCH, PROJECT_DIR, CLIENTS_DIR,
+CLIENT_PYTHON. `CLIENTS_ONLY="pg django"` runs only those clients; README_PATH another README.
+
+1. Recipes. An HTML comment right above a code block names its client and the file it becomes:
+     <!-- test: client NAME FILE -->
+   The client's harness (pgrx-tests/readme/clients/) uses it as an application would: it inserts
+   the row "book", then the 1000 rows "item 0" to "item 999" on one connection, and prints what it
+   got in the client's own type:
+     type NAME            the type the ids came back as (int, string, bigint, long, i64)
+     row ID ITEM          each row in insert order, the id as the client's value prints itself
+     json ID              the first id after a JSON round trip through the client's JSON parser
+     browser ID           the first id read from snowflake_to_jsonb() by the client's JSON parser
+     inserts N            (ORMs) how many INSERT statements it sent for the 1001 rows
+   This checker then asks the server: the ids are unique, strictly increasing in insert order, each
+   the one stored for its row (so bulk inserts matched each id to its row), every row accounted
+   for, above 2^53 (where a double loses digits), and the JSON forms are the same digits.
+2. The pitfalls table: its rows, in order, each contain (in backticks) what one pitfall test
+   (pgrx-tests/readme/clients/pitfalls.*) produced, and each test has its row.
+"""
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+
+PROJECT = os.environ["PROJECT_DIR"]
+README = os.environ.get("README_PATH") or os.path.join(PROJECT, "README.md")
+PG_BIN = os.environ["PG_BIN"]
+LIBDIR = subprocess.run([os.environ["PG_CONFIG"], "--libdir"], capture_output=True, text=True, check=True).stdout.strip()
+SCRATCH = os.environ["SCRATCH"]
+CLIENTS_DIR = os.environ["CLIENTS_DIR"]
+PYTHON = os.environ["CLIENT_PYTHON"]
+HARNESS = os.path.join(PROJECT, "pgrx-tests/readme/clients")
+SECTION = "## From your application"
+ONLY = os.environ.get("CLIENTS_ONLY", "").split()
+AS_ROOT = os.geteuid() == 0
+failures = []
+# This run's files (the recipes as written, the server's data dir): a directory of its own.
+RUN = tempfile.mkdtemp(dir=SCRATCH, prefix="clients.")
+os.chmod(RUN, 0o755)
+if AS_ROOT:
+    shutil.chown(RUN, "postgres")
+
+
+def fail(line, what):
+    failures.append(f"README.md:{line}: {what}")
+
+
+def as_owner(cmd, **kw):
+    if AS_ROOT:
+        cmd = ["runuser", "-u", "postgres", "--"] + cmd
+    return subprocess.run(cmd, env=dict(os.environ, LD_LIBRARY_PATH=LIBDIR), text=True, capture_output=True, **kw)
+
+
+class Server:
+    """A throwaway server, as lib.sh's init_cluster makes them, but also on a loopback TCP port
+    (the JDBC driver has no Unix sockets): a free port of 127.0.0.1, trust authentication."""
+
+    def __init__(self):
+        self.dir = os.path.join(RUN, "server")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        r = as_owner([f"{PG_BIN}/initdb", "-D", self.dir, "-U", "postgres", "-A", "trust", "--no-sync"])
+        if r.returncode:
+            sys.exit(f"initdb failed: {r.stderr}")
+        conf = ["listen_addresses = '127.0.0.1'", f"unix_socket_directories = '{SCRATCH}'", f"port = {self.port}",
+                "fsync = off", "timezone = 'UTC'", "shared_preload_libraries = 'pg_snowflake'",
+                "snowflake.machine_id = 7"]
+        as_owner(["sh", "-c", f"cat >> '{self.dir}/postgresql.conf'"], input="\n".join(conf) + "\n", check=True)
+        self.ctl("start")
+
+    def ctl(self, *args):
+        r = as_owner([f"{PG_BIN}/pg_ctl", "-D", self.dir, "-l", self.dir + ".log", "-w", "-t", "60", *args])
+        if r.returncode:
+            sys.exit(f"pg_ctl {' '.join(args)} failed: {r.stderr}")
+
+    def psql(self, sql, db="postgres"):
+        r = subprocess.run([f"{PG_BIN}/psql", "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-h", SCRATCH,
+                            "-p", str(self.port), "-U", "postgres", "-d", db], input=sql, text=True, capture_output=True,
+                           env=dict(os.environ, PGOPTIONS="-c client_min_messages=warning"))
+        if r.returncode:
+            raise RuntimeError(r.stderr.strip())
+        return r.stdout
+
+    def database(self, name):
+        """A fresh database with the extension, and the environment a client connects with."""
+        name = "app_" + name
+        self.psql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name};")
+        self.psql("CREATE EXTENSION pg_snowflake;", db=name)
+        return dict(os.environ, PGHOST="127.0.0.1", PGPORT=str(self.port), PGUSER="postgres", PGDATABASE=name,
+                    CLIENT_JDBC_URL=f"jdbc:postgresql://127.0.0.1:{self.port}/{name}?user=postgres",
+                    CLIENT_CONNINFO=f"host=127.0.0.1 port={self.port} user=postgres dbname={name}")
+
+    def stop(self):
+        self.ctl("-m", "fast", "stop")
+        as_owner(["rm", "-rf", self.dir], check=True)
+
+
+# --- the README's recipes ----------------------------------------------------------------------
+
+def section_bounds(lines):
+    start = lines.index(SECTION)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return start, end
+
+
+def recipe_blocks(lines):
+    """{client: [(file, first code line index, code)]} of the section's `client` blocks, in order."""
+    start, end = section_bounds(lines)
+    blocks = {}
+    for i in range(start, end):
+        m = re.fullmatch(r"<!-- test: client (\S+) (\S+) -->", lines[i].strip())
+        if not m:
+            continue
+        if not lines[i + 1].startswith("```") or lines[i + 1].strip() == "```":
+            fail(i + 1, "a `test: client` comment must stand right above a code block with its language")
+            continue
+        j = i + 2
+        while lines[j].strip() != "```":
+            j += 1
+        blocks.setdefault(m.group(1), []).append((m.group(2), i + 2, "\n".join(lines[i + 2:j]) + "\n"))
+    return blocks
+
+
+def write_files(workdir, blocks, suffix=None):
+    """Writes each block as its file under workdir; `suffix` (a harness's text) is appended to a
+    JavaScript recipe, which then runs as one module. Returns [(path, first README line)]."""
+    written = []
+    for name, first, code in blocks:
+        path = os.path.join(workdir, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(code + (suffix or ""))
+        written.append((name, first))
+    return written
+
+
+def readme_lines_in(text, written):
+    """A client's error output with each `FILE", line N` / `FILE:N` of a recipe file followed by
+    the README line it is."""
+    for name, first in written:
+        base = re.escape(os.path.basename(name))
+        text = re.sub(rf'({base}"?,? (?:line )?|{base}:)(\d+)', lambda m: f"{m.group(0)} (README.md:{first + int(m.group(2))})", text)
+    return text
+
+
+def run(cmd, env, cwd, timeout=600):
+    return subprocess.run(cmd, env=env, cwd=cwd, text=True, capture_output=True, timeout=timeout)
+
+
+def python_client(name, blocks, env, workdir):
+    written = write_files(workdir, blocks)
+    return written, run([PYTHON, os.path.join(HARNESS, "python_check.py"), name, workdir], env, workdir)
+
+
+def node_client(name, blocks, env, workdir):
+    with open(os.path.join(HARNESS, "node_check.mjs")) as f:
+        harness = f.read()
+    written = write_files(workdir, blocks, suffix="\n" + harness)
+    os.symlink(os.path.join(CLIENTS_DIR, "node", "node_modules"), os.path.join(workdir, "node_modules"))
+    return written, run(["node", blocks[0][0]], env, workdir)
+
+
+def jdbc_client(name, blocks, env, workdir):
+    written = write_files(workdir, blocks)
+    jar = "/usr/share/java/postgresql.jar:/usr/share/java/jackson-databind.jar:/usr/share/java/jackson-core.jar:/usr/share/java/jackson-annotations.jar"
+    classes = os.path.join(workdir, "classes")
+    r = run(["javac", "-cp", jar, "-d", classes, blocks[0][0], os.path.join(HARNESS, "java", "Check.java")], env, workdir)
+    if r.returncode:
+        return written, r
+    return written, run(["java", "-cp", f"{classes}:{jar}", "Check"], env, workdir)
+
+
+def rust_client(name, blocks, env, workdir):
+    # The Cargo project is built where its dependencies stay built (CLIENTS_DIR/rust): only the
+    # recipe's own crate is compiled again.
+    project = os.path.join(CLIENTS_DIR, "rust")
+    os.makedirs(os.path.join(project, "src"), exist_ok=True)
+    for f in ("Cargo.toml", "Cargo.lock", "src/main.rs"):
+        shutil.copy(os.path.join(HARNESS, "rust", f), os.path.join(project, f))
+    written = write_files(os.path.join(project, "src"), blocks)
+    # rustfmt-clean, as the project's own Rust (its rustfmt.toml).
+    r = run(["rustfmt", "--edition", "2021", "--check", "--color", "never", "--config-path", os.path.join(PROJECT, "rustfmt.toml"), "src/main.rs"], env, project)
+    if r.returncode:
+        return written, r
+    r = run(["cargo", "build", "-q", "--locked", "--offline"], dict(env, CARGO_TARGET_DIR=os.path.join(project, "target")), project)
+    if r.returncode:
+        return written, r
+    return written, run([os.path.join(project, "target", "debug", "readme-client-rust")], env, workdir)
+
+
+# Each client, its runner and the type its ids must come back as.
+CLIENTS = {
+    "psycopg": (python_client, "int"),
+    "django": (python_client, "int"),
+    "sqlalchemy": (python_client, "int"),
+    "pg": (node_client, "string"),
+    "postgres": (node_client, "bigint"),
+    "jdbc": (jdbc_client, "long"),
+    "rust": (rust_client, "i64"),
+}
+
+
+def check_client(name, blocks, server):
+    runner, want_type = CLIENTS[name]
+    first = blocks[0][1]
+    env = server.database(name)
+    workdir = os.path.join(RUN, name)
+    os.makedirs(workdir, exist_ok=True)
+    written, r = runner(name, blocks, env, workdir)
+    if r.returncode:
+        out = readme_lines_in((r.stdout + r.stderr).strip(), written)
+        fail(first, f"the {name} recipe failed (exit {r.returncode}):\n" + "\n".join("    " + l for l in out.split("\n")[-25:]))
+        return None
+    rows, got = [], {}
+    for l in r.stdout.split("\n"):
+        if l.startswith("row "):
+            _, id_, item = l.split(" ", 2)
+            rows.append((id_, item))
+        elif l:
+            k, _, v = l.partition(" ")
+            got[k] = v
+    problems = []
+    if got.get("type") != want_type:
+        problems.append(f"its ids came back as {got.get('type')}, not {want_type}")
+    stored = dict(reversed(l.split("\t")) for l in server.psql("SELECT id::text, item FROM orders", db="app_" + name).strip().split("\n") if l)
+    ids = [i for i, _ in rows]
+    if len(rows) != 1001 or rows[0][1] != "book":
+        problems.append(f"{len(rows)} rows printed, not the row 'book' and 1000 more")
+    if len(set(ids)) != len(ids):
+        problems.append(f"{len(ids) - len(set(ids))} ids repeat")
+    wrong = [(item, i, stored.get(item)) for i, item in rows if stored.get(item) != i]
+    if wrong:
+        problems.append(f"{len(wrong)} ids are not the one stored for their row, first: {wrong[0][0]!r} got {wrong[0][1]}, stored {wrong[0][2]}")
+    if len(stored) != len(rows):
+        problems.append(f"the table holds {len(stored)} rows, the client reported {len(rows)}")
+    if not wrong:
+        values = [int(i) for i in ids]
+        if any(b <= a for a, b in zip(values, values[1:])):
+            problems.append("the ids do not increase strictly in insert order")
+        if min(values) <= 2**53:
+            problems.append(f"an id at or below 2^53 ({min(values)}): not a snowflake id of today")
+    for k in ("json", "browser"):
+        if k in got and got[k] != (ids[0] if ids else None):
+            problems.append(f"after {k} the id is {got[k]}, not {ids[0]}")
+    if problems:
+        fail(first, f"the {name} recipe: " + "; ".join(problems))
+        return None
+    checks = [k for k in ("json", "browser") if k in got]
+    return f"{name}: 1 + 1000 ids as {want_type}" + (f" in {got['inserts']} INSERT statements" if "inserts" in got else "") + \
+        f", unique, increasing in insert order, each the one stored for its row" + \
+        (", the same after " + " and ".join({"json": "a JSON round trip", "browser": "snowflake_to_jsonb()"}[k] for k in checks) if checks else "")
+
+
+# --- the pitfalls table ------------------------------------------------------------------------
+
+def pitfall_values(server):
+    """[(test, value)] in the table's order: what each pitfall test produced."""
+    values = []
+    for cmd, name in ((["node", os.path.join(HARNESS, "pitfalls.mjs")], "node"),
+                      ([PYTHON, os.path.join(HARNESS, "pitfalls.py")], "python")):
+        workdir = os.path.join(RUN, "pitfalls_" + name)
+        os.makedirs(workdir, exist_ok=True)
+        if name == "node":
+            shutil.copy(cmd[1], workdir)
+            cmd = ["node", os.path.join(workdir, "pitfalls.mjs")]
+            os.symlink(os.path.join(CLIENTS_DIR, "node", "node_modules"), os.path.join(workdir, "node_modules"))
+        r = run(cmd, server.database("pitfalls_" + name), workdir)
+        if r.returncode:
+            failures.append(f"pgrx-tests/readme/clients/pitfalls ({name}) failed:\n{r.stdout}{r.stderr}")
+            continue
+        for l in r.stdout.strip().split("\n"):
+            test, _, value = l.partition(": ")
+            values.append((test, value))
+    return values
+
+
+def check_pitfalls(lines, server):
+    start, end = section_bounds(lines)
+    i = next((n for n in range(start, end) if lines[n].startswith("| pitfall |")), None)
+    if i is None:
+        fail(start + 1, "the section has no pitfalls table (a header starting `| pitfall |`)")
+        return []
+    rows = []
+    i += 2
+    while lines[i].startswith("|"):
+        rows.append(i)
+        i += 1
+    values = pitfall_values(server)
+    order = {"node": 0, "python": 1}
+    for n, (test, value) in enumerate(values):
+        if n >= len(rows):
+            fail(rows[-1] + 2, f"the pitfalls table lacks a row for the test {test}, which showed `{value}`")
+        elif f"`{value}`" not in lines[rows[n]]:
+            fail(rows[n] + 1, f"this pitfall row does not show `{value}`, what the test {test} produced")
+    for line in rows[len(values):]:
+        fail(line + 1, "no pitfall test shows this row")
+    return [t for t, _ in values]
+
+
+def main():
+    with open(README) as f:
+        lines = f.read().split("\n")
+    blocks = recipe_blocks(lines)
+    server = Server()
+    report = []
+    try:
+        for name in CLIENTS:
+            if ONLY and name not in ONLY:
+                continue
+            if name not in blocks:
+                fail(section_bounds(lines)[0] + 1, f"the section has no recipe for the client {name}")
+                continue
+            r = check_client(name, blocks[name], server)
+            if r:
+                report.append(r)
+        for name in blocks:
+            if name not in CLIENTS:
+                fail(blocks[name][0][1], f"no harness runs the client {name}")
+        if not ONLY or "pitfalls" in ONLY:
+            tests = check_pitfalls(lines, server)
+            report.append(f"pitfalls: {len(tests)} rows, each shown by its test ({', '.join(tests)})")
+    finally:
+        server.stop()
+    for f in failures:
+        print(f)
+    for r in report:
+        print(r)
+    if failures:
+        print(f"{len(failures)} differences between the README's recipes and what the clients did", file=sys.stderr)
+        sys.exit(1)
+
+
+main()

@@ -1,0 +1,107 @@
+# majors: 15
+# The README's section "From your application", executed (pgrx-tests/readme/clients.py): every
+# recipe as the README prints it, run by its real client against a server with the extension, and
+# the pitfalls table shown by tests. The clients do not depend on the major: they run on 15 only.
+#
+# The clients are installed here, idempotently, from the registries (quick when they are there):
+# psycopg, Django and SQLAlchemy from PyPI into a venv (Python 3.12 or later: Django 6 needs it),
+# pg and postgres from npm, Debian's PostgreSQL JDBC driver (and Jackson, for JSON) with apt,
+# tokio-postgres from crates.io (a small Cargo project of its own, its dependencies built once),
+# under $(pg_cache_dir)/clients.
+CLIENTS_DIR="$(pg_cache_dir)/clients"
+HERE="$PROJECT_DIR/pgrx-tests/readme/clients"
+mkdir -p "$CLIENTS_DIR"
+log="$SCRATCH/clients_install.log"
+installing() { "$@" >>"$log" 2>&1 || { cat "$log" >&2; exit 1; }; }
+# (The venv and node_modules are marked installed, by a copy of their lists, once they are.)
+
+ensure_debian_packages openjdk-17-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java
+for tool in node npm javac java cargo; do
+  command -v "$tool" >/dev/null || { echo "$tool is not on PATH: the clients need Node.js with npm, Java 17, Rust"; exit 1; }
+done
+
+# A Python of 3.12 or later: on PATH, or one of pyenv's.
+python=
+for p in python3.14 python3.13 python3.12 python3 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3; do
+  if "$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then python=$(command -v "$p"); break; fi
+done
+[ -n "$python" ] || { echo "no Python 3.12 or later here (Django 6 needs it)"; exit 1; }
+venv="$CLIENTS_DIR/venv"
+if ! cmp -s "$HERE/requirements.txt" "$venv/installed.txt"; then
+  rm -rf "$venv"
+  installing "$python" -m venv "$venv"
+  installing "$venv/bin/pip" install -q -r "$HERE/requirements.txt"
+  cp "$HERE/requirements.txt" "$venv/installed.txt"
+fi
+
+node_dir="$CLIENTS_DIR/node"
+if ! cmp -s "$HERE/package-lock.json" "$node_dir/installed.json"; then
+  rm -rf "$node_dir" && mkdir -p "$node_dir"
+  cp "$HERE/package.json" "$HERE/package-lock.json" "$node_dir/"
+  (cd "$node_dir" && installing npm ci --no-audit --no-fund)
+  [ -d "$node_dir/node_modules/pg" ] && [ -d "$node_dir/node_modules/postgres" ] || { cat "$log" >&2; exit 1; }
+  cp "$HERE/package-lock.json" "$node_dir/installed.json"
+fi
+
+# The Rust client's crates, fetched as its Cargo.lock says; the checker builds the project with the
+# recipe offline, in $CLIENTS_DIR/rust, where its dependencies stay built.
+(cd "$HERE/rust" && installing cargo fetch --locked)
+
+check() {
+  SCRATCH=$SCRATCH PG_BIN=$PG_BIN PG_CONFIG=$PG_CONFIG PROJECT_DIR=$PROJECT_DIR CLIENTS_DIR=$CLIENTS_DIR \
+    CLIENT_PYTHON="$venv/bin/python" python3 "$PROJECT_DIR/pgrx-tests/readme/clients.py"
+}
+check
+
+# The negative control: a README whose recipes drifted (node-postgres told to make an int8 a
+# Number, the SQLAlchemy key without its server default, the Django model changed without its
+# migration, Postgres.js's BigInt given to JSON.stringify, the Rust batch inserted in reverse, its
+# sorted ids then given to the wrong rows) and a pitfall row with a wrong value: each fails, naming
+# the README line of its recipe's code block (of the pitfall row itself), and no other line.
+drifted="$SCRATCH/README.drifted.md"
+python3 - "$PROJECT_DIR/README.md" "$drifted" >"$SCRATCH/drift.lines" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+start = lines.index("## From your application")
+for what, old, new in [
+    ("pg: int8 as a Number", 'import pg from "pg";', 'import pg from "pg"; pg.types.setTypeParser(20, Number);'),
+    ("SQLAlchemy: no server default", "primary_key=True, server_default=func.snowflake_nextval(monotonic=True))", "primary_key=True)"),
+    ("Django: the model changed, not its migration", "    item = models.TextField()", "    item = models.CharField(max_length=200)"),
+    ("postgres: JSON.stringify without the replacer", '{ id: orderId, item: "book" }, asString);', '{ id: orderId, item: "book" });'),
+    ("Rust: the batch inserted in reverse", "WITH ORDINALITY AS t(item, n) ORDER BY n RETURNING id", "WITH ORDINALITY AS t(item, n) ORDER BY n DESC RETURNING id"),
+    ("pitfalls: a wrong value", "comes back as `253178563728011260`", "comes back as `253178563728011264`"),
+]:
+    at = [n for n in range(start, len(lines)) if lines[n] == old or (old in lines[n] and not old.startswith(" "))]
+    assert len(at) == 1, old
+    n = at[0]
+    lines[n] = lines[n].replace(old, new)
+    # The line a failure must name: the code block's opening fence, or the table row itself.
+    fence = n if lines[n].startswith("|") else max(k for k in range(start, n) if lines[k].startswith("```"))
+    print(fence + 1, what)
+open(sys.argv[2], "w").write("\n".join(lines))
+PY
+README_PATH=$drifted CLIENTS_ONLY="pg postgres sqlalchemy django rust pitfalls" check >"$SCRATCH/drift.out" 2>&1 \
+  && echo "the drifted README passed"
+named=$(sed -n 's/^README.md:\([0-9]*\): .*/\1/p' "$SCRATCH/drift.out" | sort -n | uniq)
+while read -r line what; do
+  if grep -qx "$line" <<<"$named"; then echo "drift named at its README line: $what"; else echo "drift NOT named: $what"; fi
+done <"$SCRATCH/drift.lines"
+echo "failures at other lines: $(grep -cvxF -f <(cut -d' ' -f1 "$SCRATCH/drift.lines") <<<"$named" || true)"
+# What the drifts did, as the clients said it (the values a user would see).
+# (Not the pg drift's: how many of its ids a double still holds exactly depends on their sequence
+# numbers, and so on timing.)
+grep -oE "an id at or below 2\^53 \([0-9]+\)|TypeError: Do not know how to serialize a BigInt|ids are not the one stored for their row|does not show \`[0-9]+\`|the README's migration is not [^:]*" "$SCRATCH/drift.out" | LC_ALL=C sort -u || true
+# A client's error that names a line of its recipe file names the README's line as well: each such
+# line is one of a recipe's code lines.
+python3 - "$drifted" "$SCRATCH/drift.out" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+cited = {int(n) for n in re.findall(r"\(README\.md:(\d+)\)", open(sys.argv[2]).read())}
+def in_recipe(n):
+    k = n - 2
+    while k >= 0 and not lines[k].startswith("```"):
+        k -= 1
+    return k > 0 and lines[k] != "```" and lines[k - 1].startswith("<!-- test: client ")
+print("errors naming a recipe's README line:", "yes" if cited else "none", "(all inside a recipe)" if cited and all(map(in_recipe, cited)) else "")
+PY
+rm -f "$drifted" "$SCRATCH/drift.lines" "$SCRATCH/drift.out"
