@@ -81,7 +81,7 @@ fi
 # The pg_auto_failover and pg_partman scenarios (PostgreSQL 15 only) need Debian's packages of
 # them, which bring Debian's postgresql-15 along; each scenario copies its extension's files into
 # the tests' PostgreSQL 15 (Debian's own files stay as the packages installed them).
-[[ " $VERSIONS " == *" 15 "* ]] && ensure_debian_packages postgresql-15-auto-failover postgresql-15-partman
+[[ " $VERSIONS " == *" 15 "* ]] && ensure_debian_packages postgresql-15-auto-failover postgresql-15-partman strace
 # shellcheck disable=SC2086
 ensure_setup $VERSIONS
 new_scratch

@@ -28,7 +28,14 @@ CREATE TYPE snowflake_stats AS (
     machine_id          integer,
     layout              text,
     stats_reset         timestamptz,
-    mark_ahead_ms       bigint
+    mark_ahead_ms       bigint,
+    writer_waits        bigint,
+    mark_wait_timeouts bigint,
+    writer_takeovers    bigint,
+    standby_waits       bigint,
+    standby_wait_timeouts bigint,
+    clock_waits         bigint,
+    clock_wait_timeouts bigint
 );
 /* </end connected objects> */
 
