@@ -161,7 +161,8 @@ fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
         // SAFETY: dblink_is_busy(text) found above, called with a text datum; ERRORs are guarded.
         // SAFETY: the context holds only what that call allocated, and nothing of it is kept.
         let busy = unsafe {
-            let busy = calls.switch_to(|_| pg_sys::OidFunctionCall1Coll(is_busy, pg_sys::InvalidOid, link)).value() as i32;
+            let busy =
+                calls.switch_to(|_| pg_sys::OidFunctionCall1Coll(is_busy, pg_sys::InvalidOid, link)).value() as i32;
             calls.reset();
             busy
         };
