@@ -159,7 +159,7 @@ echo "== a superuser converting runs no other role's code: a referencing table o
 q <<'SQL'
 CREATE TABLE vault (id serial PRIMARY KEY, secret text);
 INSERT INTO vault(secret) VALUES ('s');
-CREATE ROLE mallory;
+CREATE ROLE mallory LOGIN;
 CREATE SCHEMA mallory AUTHORIZATION mallory;
 GRANT REFERENCES, SELECT ON vault TO mallory;
 SET ROLE mallory;
@@ -173,6 +173,11 @@ END $$;
 CREATE TABLE mallory.refs (vault_id int REFERENCES vault, CHECK (mallory.harmless(vault_id)));
 INSERT INTO mallory.refs VALUES (1);
 RESET ROLE;
+SQL
+# On PostgreSQL 14 a role may grant membership in itself from its own session: mallory makes the
+# superuser a member of mallory (15 and later refuse it; ignored here).
+q -U mallory -c "DO \$\$ BEGIN EXECUTE 'GRANT mallory TO postgres'; EXCEPTION WHEN insufficient_privilege THEN NULL; END \$\$"
+q <<'SQL'
 -- The attack: the superuser converts vault.
 SELECT * FROM error_of($$SELECT snowflake_convert_column('vault', 'id', false)$$);
 SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'mallory';
