@@ -297,22 +297,18 @@ BEGIN
     LOOP
         -- The tables it alters: this one, and those whose referencing column it widens (one that
         -- is bigint already is left alone). ALTER TABLE on a partitioned table alters every
-        -- partition. Each must be owned by the caller, or by a role the caller is a member of, by
-        -- grant: not by superuser power, since ALTER COLUMN ... TYPE checks the table's CHECK
-        -- constraints on every row as the caller, running its owner's functions.
+        -- partition. Each must be owned by the calling role itself: ALTER COLUMN ... TYPE checks
+        -- the table's CHECK constraints on every row as the caller, running its owner's functions,
+        -- so neither superuser power nor membership in the owner (which, on PostgreSQL 14, a role
+        -- can grant in itself to anyone, a superuser included) is enough.
         IF rel.relid = tbl OR rel.typ <> 'bigint'::regtype THEN
-            WITH RECURSIVE mine(role) AS (
-                SELECT current_user::regrole::oid
-                UNION
-                SELECT m.roleid FROM pg_auth_members m JOIN mine ON m.member = mine.role
-            )
             SELECT string_agg(format('%s (owned by %I)', pt.relid, pg_get_userbyid(c.relowner)), ', ' ORDER BY pt.level, pt.relid::text) INTO blocker
             FROM (SELECT rel.relid::regclass AS relid, 0 AS level UNION SELECT relid, level FROM pg_partition_tree(rel.relid::regclass)) pt
             JOIN pg_class c ON c.oid = pt.relid
-            WHERE NOT (pg_has_role(c.relowner, 'USAGE') AND c.relowner IN (SELECT role FROM mine));
+            WHERE c.relowner <> current_user::regrole;
             IF blocker IS NOT NULL THEN
                 RAISE EXCEPTION 'permission denied: converting % alters tables that % does not own: %', target, current_user, blocker
-                    USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every table it alters (the table, its partitions, and the tables whose foreign keys reference it with a column to widen); a superuser too, since ALTER COLUMN TYPE checks their constraints as the caller: SET ROLE to the owner, and have the owners of the other referencing tables widen their columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint).';
+                    USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every table it alters (the table, its partitions, and the tables whose foreign keys reference it with a column to widen): SET ROLE to the owner; superuser power or membership in the owner is not enough, since ALTER COLUMN TYPE checks their constraints as the caller. Have the owners of the other referencing tables widen their columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint).';
             END IF;
         END IF;
         IF rel.typ <> 'bigint'::regtype AND NOT EXISTS (SELECT 1 FROM unnest(wide_rels, wide_cols) AS w(relid, attname)
