@@ -16,7 +16,8 @@
 --   left behind ends there by itself. (No cancel request is sent: libpq's PQcancel waits for the
 --   peer without a timeout.) dblink's connect honours connect_timeout but cannot be interrupted
 --   on PostgreSQL 14 and 15; from 16 on it can be interrupted but ignores connect_timeout, so a
---   timer of ours (snowflake_peer_deadline(), in Rust) cancels it after timeout_s;
+--   timer of ours (snowflake_peer_deadline(), in Rust) cancels it after timeout_s, and is
+--   disarmed at the end of the transaction whatever happens;
 -- - no unbounded memory: an answer that takes more than 64 kB before it ends is refused (the
 --   answers asked for are one small row; libpq holds a whole answer until it ends);
 -- - remote calls name the remote extension's schema (looked up in its pg_extension) under

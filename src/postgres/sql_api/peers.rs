@@ -149,7 +149,9 @@ fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
             "snowflake_check_peers() needs the dblink extension",
             "snowflake_dblink_poll",
         )
-        .set_hint("Run CREATE EXTENSION dblink; in this database (it ships with PostgreSQL's contrib), and grant EXECUTE on its functions to the roles that check peers.")
+        // (As snowflake_check_peers() says it, a row of the README's Errors table; a role without
+        // EXECUTE on dblink_is_busy() is refused by dblink_send_query() before it gets here.)
+        .set_hint("Run CREATE EXTENSION dblink; in this database (it ships with PostgreSQL's contrib).")
         .report(PgLogLevel::ERROR);
         unreachable!()
     };
@@ -158,8 +160,8 @@ fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
     let mut calls = PgMemoryContexts::new("snowflake_dblink_poll");
     let mut memory_at_start = None;
     loop {
-        // SAFETY: dblink_is_busy(text) found above, called with a text datum; ERRORs are guarded.
-        // SAFETY: the context holds only what that call allocated, and nothing of it is kept.
+        // SAFETY: dblink_is_busy(text) found above, called with a text datum (ERRORs are guarded);
+        // the context holds only what that call allocated, and nothing of it is kept.
         let busy = unsafe {
             let busy =
                 calls.switch_to(|_| pg_sys::OidFunctionCall1Coll(is_busy, pg_sys::InvalidOid, link)).value() as i32;
