@@ -16,7 +16,10 @@
 --   left behind ends there by itself. (No cancel request is sent: libpq's PQcancel waits for the
 --   peer without a timeout.) dblink's connect honours connect_timeout but cannot be interrupted
 --   on PostgreSQL 14 and 15; from 16 on it can be interrupted but ignores connect_timeout, so a
---   timer of ours (snowflake_peer_deadline(), in Rust) cancels it after timeout_s;
+--   timer of ours (snowflake_peer_deadline(), in Rust) cancels it after timeout_s, and is
+--   disarmed at the end of the transaction whatever happens;
+-- - no unbounded memory: an answer that takes more than 64 kB before it ends is refused (the
+--   answers asked for are one small row; libpq holds a whole answer until it ends);
 -- - remote calls name the remote extension's schema (looked up in its pg_extension) under
 --   search_path = pg_catalog, pg_temp;
 -- - this server, listed as a peer, or one server listed twice, is recognised by its system
@@ -168,27 +171,19 @@ COMMENT ON FUNCTION snowflake_check_peers(text[], double precision, integer) IS
 -- Helpers of snowflake_check_peers(), on the caller's own dblink connection.
 
 -- Sends a query on a dblink connection and waits until its answer is there (read it with
--- dblink_get_result), in a loop that a cancel or statement_timeout can end: dblink's synchronous
--- calls cannot be interrupted before PostgreSQL 17. Gives up after timeout_s (08006).
+-- dblink_get_result), in a loop that a cancel or statement_timeout can end (dblink's synchronous
+-- calls cannot be interrupted before PostgreSQL 17), and that refuses (54000) an answer that takes
+-- more than 64 kB of this backend's memory before it ends (libpq holds a whole answer until then;
+-- the answers asked for are one small row): snowflake_dblink_poll(), in Rust. Gives up after
+-- timeout_s (08006).
 CREATE FUNCTION snowflake_dblink_wait(dblink_schema name, link text, query text, timeout_s integer) RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 AS $fn$
-DECLARE
-    started timestamptz := clock_timestamp();
-    busy integer;
 BEGIN
     EXECUTE format('SELECT %I.dblink_send_query($1, $2)', dblink_schema) USING link, query;
-    LOOP
-        EXECUTE format('SELECT %I.dblink_is_busy($1)', dblink_schema) INTO busy USING link;
-        EXIT WHEN busy = 0;
-        IF clock_timestamp() - started > make_interval(secs => timeout_s) THEN
-            RAISE EXCEPTION 'it did not answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
-        END IF;
-        -- Spin for a round trip's worth first: the clock offset is measured around this wait.
-        IF clock_timestamp() - started > interval '20 ms' THEN
-            PERFORM pg_sleep(0.002);
-        END IF;
-    END LOOP;
+    IF NOT @extschema@.snowflake_dblink_poll(link, timeout_s * 1000) THEN
+        RAISE EXCEPTION 'it did not answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
+    END IF;
 END
 $fn$;
 

@@ -45,11 +45,14 @@ COMMENT ON FUNCTION snowflake_clock() IS 'The time as the generator reads it now
 COMMENT ON FUNCTION snowflake_peer_conninfo(text, integer, integer) IS
     'For snowflake_check_peers(): a connection string without its passwords, with a connect_timeout, and its secrets to mask';
 COMMENT ON FUNCTION snowflake_peer_deadline(integer) IS
-    'For snowflake_check_peers(): disarms this backend''s connect deadline (returns whether it fired), then arms it for ms';
+    'For snowflake_check_peers(): disarms this backend''s connect deadline (returns whether it fired), then arms it for ms, until the end of the transaction at most';
+COMMENT ON FUNCTION snowflake_dblink_poll(text, integer) IS
+    'For snowflake_check_peers(): waits at most timeout_ms for the answer on the caller''s dblink link; refuses an answer that takes more than 64 kB';
 
 -- Privileges: least privilege by default (README "Security"). PUBLIC keeps what only reads or
 -- computes: decode, the extractors, from_timestamp, compose, layout, clock, stats, and the helpers
--- of snowflake_check_peers(), which act only on the caller's own dblink links and statement.
+-- of snowflake_check_peers() that act only on the caller's own dblink links or read their
+-- arguments (peer_conninfo, dblink_wait, dblink_poll, dblink_close).
 -- Revoked from PUBLIC, to be granted to the roles that need them:
 -- - snowflake_nextval(): it spends the server's ids per tick (a role minting in a loop makes every
 --   other caller wait for the next tick) and writes the durable mark; like a sequence's nextval(),
@@ -59,13 +62,16 @@ COMMENT ON FUNCTION snowflake_peer_deadline(integer) IS
 --   server's key (mint a token for any id, read the id, hence the time, of any token); grant them
 --   to the roles that serve public ids;
 -- - snowflake_stats_reset(): the counters are everyone's;
--- - snowflake_check_peers(): opens network connections from the server.
+-- - snowflake_check_peers(): opens network connections from the server;
+-- - snowflake_peer_deadline(): its helper that arms a timer cancelling this backend's statements
+--   (until the end of the transaction); grant it with snowflake_check_peers().
 REVOKE ALL ON FUNCTION snowflake_nextval() FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_to_public(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_try_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_check_peers(text[], double precision, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_peer_deadline(integer) FROM PUBLIC;
 COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
     'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';
 COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS

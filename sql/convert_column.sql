@@ -9,7 +9,9 @@
 -- Views that use a widened column are refused (2BP01) or, with recreate_views, dropped and created
 -- again from pg_get_viewdef with their options, owner, privileges and comments.
 -- What it cannot do safely it refuses, naming the object, before changing anything: a partition
--- (name its root), temporary tables, tables or views the user does not own, composite keys (but a
+-- (name its root), temporary tables, tables the calling role does not own itself (superuser power
+-- or membership in the owner is not enough: ALTER COLUMN TYPE runs the tables' CHECK constraints
+-- as the caller), views the user does not own, composite keys (but a
 -- partitioned table's key may add its partition key columns), a widened column in a partition key,
 -- materialized views, generated columns, policies and triggers that use a widened column.
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
@@ -106,14 +108,21 @@ BEGIN
         JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[array_position(con.confkey, att.attnum::int2)]
         WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
     LOOP
-        -- ALTER TABLE on a partitioned table alters every partition, and needs to own each.
-        SELECT string_agg(pt.relid::text, ', ' ORDER BY pt.level, pt.relid::text) INTO blocker
-        FROM (SELECT rel.relid::regclass AS relid, 0 AS level UNION SELECT relid, level FROM pg_partition_tree(rel.relid::regclass)) pt
-        JOIN pg_class c ON c.oid = pt.relid
-        WHERE NOT pg_has_role(c.relowner, 'USAGE');
-        IF blocker IS NOT NULL THEN
-            RAISE EXCEPTION 'permission denied: % is not owned by %', blocker, current_user
-                USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every table it alters (the table, its partitions and the tables whose foreign keys reference it).';
+        -- The tables it alters: this one, and those whose referencing column it widens (one that
+        -- is bigint already is left alone). ALTER TABLE on a partitioned table alters every
+        -- partition. Each must be owned by the calling role itself: ALTER COLUMN ... TYPE checks
+        -- the table's CHECK constraints on every row as the caller, running its owner's functions,
+        -- so neither superuser power nor membership in the owner (which, on PostgreSQL 14, a role
+        -- can grant in itself to anyone, a superuser included) is enough.
+        IF rel.relid = tbl OR rel.typ <> 'bigint'::regtype THEN
+            SELECT string_agg(format('%s (owned by %I)', pt.relid, pg_get_userbyid(c.relowner)), ', ' ORDER BY pt.level, pt.relid::text) INTO blocker
+            FROM (SELECT rel.relid::regclass AS relid, 0 AS level UNION SELECT relid, level FROM pg_partition_tree(rel.relid::regclass)) pt
+            JOIN pg_class c ON c.oid = pt.relid
+            WHERE c.relowner <> current_user::regrole;
+            IF blocker IS NOT NULL THEN
+                RAISE EXCEPTION 'permission denied: converting % alters tables that % does not own: %', target, current_user, blocker
+                    USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every table it alters (the table, its partitions, and the tables whose foreign keys reference it with a column to widen): SET ROLE to the owner; superuser power or membership in the owner is not enough, since ALTER COLUMN TYPE checks their constraints as the caller. Have the owners of the other referencing tables widen their columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint).';
+            END IF;
         END IF;
         IF rel.typ <> 'bigint'::regtype AND NOT EXISTS (SELECT 1 FROM unnest(wide_rels, wide_cols) AS w(relid, attname)
                                                         WHERE w.relid = rel.relid AND w.attname = (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum)) THEN

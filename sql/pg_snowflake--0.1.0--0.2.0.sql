@@ -25,13 +25,16 @@ ALTER TYPE snowflake_layout ALTER ATTRIBUTE ids_per_second TYPE double precision
 
 -- Security (issue 16): snowflake_check_peers() safe to point at anything, least privilege.
 -- 1. snowflake_check_peers(): a third parameter, timeout_s (so DROP and CREATE), and its helpers:
---    two in Rust (masking connection strings; the connect deadline), two in PL/pgSQL.
+--    three in Rust (masking connection strings; the connect deadline; the wait for an answer, which
+--    bounds its memory), two in PL/pgSQL.
 DROP FUNCTION @extschema@.snowflake_check_peers(text[], double precision);
 CREATE FUNCTION @extschema@.snowflake_peer_conninfo("conninfo" TEXT, "position" INT, "connect_timeout" INT)
 RETURNS TABLE ("shown" TEXT, "connect" TEXT, "secrets" TEXT[])
 IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_peer_conninfo_wrapper';
 CREATE FUNCTION @extschema@.snowflake_peer_deadline("ms" INT) RETURNS bool
 STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_peer_deadline_wrapper';
+CREATE FUNCTION @extschema@.snowflake_dblink_poll("link" TEXT, "timeout_ms" INT) RETURNS bool
+STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_dblink_poll_wrapper';
 
 -- sql/check_peers.sql, whole:
 -- snowflake_check_peers(peers, max_skew_ms, timeout_s): connects to other servers that share this
@@ -52,7 +55,10 @@ STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_peer
 --   left behind ends there by itself. (No cancel request is sent: libpq's PQcancel waits for the
 --   peer without a timeout.) dblink's connect honours connect_timeout but cannot be interrupted
 --   on PostgreSQL 14 and 15; from 16 on it can be interrupted but ignores connect_timeout, so a
---   timer of ours (snowflake_peer_deadline(), in Rust) cancels it after timeout_s;
+--   timer of ours (snowflake_peer_deadline(), in Rust) cancels it after timeout_s, and is
+--   disarmed at the end of the transaction whatever happens;
+-- - no unbounded memory: an answer that takes more than 64 kB before it ends is refused (the
+--   answers asked for are one small row; libpq holds a whole answer until it ends);
 -- - remote calls name the remote extension's schema (looked up in its pg_extension) under
 --   search_path = pg_catalog, pg_temp;
 -- - this server, listed as a peer, or one server listed twice, is recognised by its system
@@ -204,27 +210,19 @@ COMMENT ON FUNCTION snowflake_check_peers(text[], double precision, integer) IS
 -- Helpers of snowflake_check_peers(), on the caller's own dblink connection.
 
 -- Sends a query on a dblink connection and waits until its answer is there (read it with
--- dblink_get_result), in a loop that a cancel or statement_timeout can end: dblink's synchronous
--- calls cannot be interrupted before PostgreSQL 17. Gives up after timeout_s (08006).
+-- dblink_get_result), in a loop that a cancel or statement_timeout can end (dblink's synchronous
+-- calls cannot be interrupted before PostgreSQL 17), and that refuses (54000) an answer that takes
+-- more than 64 kB of this backend's memory before it ends (libpq holds a whole answer until then;
+-- the answers asked for are one small row): snowflake_dblink_poll(), in Rust. Gives up after
+-- timeout_s (08006).
 CREATE FUNCTION snowflake_dblink_wait(dblink_schema name, link text, query text, timeout_s integer) RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 AS $fn$
-DECLARE
-    started timestamptz := clock_timestamp();
-    busy integer;
 BEGIN
     EXECUTE format('SELECT %I.dblink_send_query($1, $2)', dblink_schema) USING link, query;
-    LOOP
-        EXECUTE format('SELECT %I.dblink_is_busy($1)', dblink_schema) INTO busy USING link;
-        EXIT WHEN busy = 0;
-        IF clock_timestamp() - started > make_interval(secs => timeout_s) THEN
-            RAISE EXCEPTION 'it did not answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
-        END IF;
-        -- Spin for a round trip's worth first: the clock offset is measured around this wait.
-        IF clock_timestamp() - started > interval '20 ms' THEN
-            PERFORM pg_sleep(0.002);
-        END IF;
-    END LOOP;
+    IF NOT @extschema@.snowflake_dblink_poll(link, timeout_s * 1000) THEN
+        RAISE EXCEPTION 'it did not answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
+    END IF;
 END
 $fn$;
 
@@ -246,7 +244,9 @@ $fn$;
 COMMENT ON FUNCTION snowflake_peer_conninfo(text, integer, integer) IS
     'For snowflake_check_peers(): a connection string without its passwords, with a connect_timeout, and its secrets to mask';
 COMMENT ON FUNCTION snowflake_peer_deadline(integer) IS
-    'For snowflake_check_peers(): disarms this backend''s connect deadline (returns whether it fired), then arms it for ms';
+    'For snowflake_check_peers(): disarms this backend''s connect deadline (returns whether it fired), then arms it for ms, until the end of the transaction at most';
+COMMENT ON FUNCTION snowflake_dblink_poll(text, integer) IS
+    'For snowflake_check_peers(): waits at most timeout_ms for the answer on the caller''s dblink link; refuses an answer that takes more than 64 kB';
 
 -- 2. Least privilege (sql/comments.sql, "Privileges"): revoked from PUBLIC. snowflake_stats_reset()
 --    was revoked already in 0.1.0 and stays so. Roles that insert must then be granted
@@ -257,6 +257,7 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_to_public(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.snowflake_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.snowflake_try_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.snowflake_check_peers(text[], double precision, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_peer_deadline(integer) FROM PUBLIC;
 
 -- Adoption (issue 15): IMMUTABLE readers with the layout in the call, the JSON form, partition
 -- bounds, the column conversion.
@@ -422,7 +423,9 @@ COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interva
 -- Views that use a widened column are refused (2BP01) or, with recreate_views, dropped and created
 -- again from pg_get_viewdef with their options, owner, privileges and comments.
 -- What it cannot do safely it refuses, naming the object, before changing anything: a partition
--- (name its root), temporary tables, tables or views the user does not own, composite keys (but a
+-- (name its root), temporary tables, tables the calling role does not own itself (superuser power
+-- or membership in the owner is not enough: ALTER COLUMN TYPE runs the tables' CHECK constraints
+-- as the caller), views the user does not own, composite keys (but a
 -- partitioned table's key may add its partition key columns), a widened column in a partition key,
 -- materialized views, generated columns, policies and triggers that use a widened column.
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
@@ -519,14 +522,21 @@ BEGIN
         JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[array_position(con.confkey, att.attnum::int2)]
         WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
     LOOP
-        -- ALTER TABLE on a partitioned table alters every partition, and needs to own each.
-        SELECT string_agg(pt.relid::text, ', ' ORDER BY pt.level, pt.relid::text) INTO blocker
-        FROM (SELECT rel.relid::regclass AS relid, 0 AS level UNION SELECT relid, level FROM pg_partition_tree(rel.relid::regclass)) pt
-        JOIN pg_class c ON c.oid = pt.relid
-        WHERE NOT pg_has_role(c.relowner, 'USAGE');
-        IF blocker IS NOT NULL THEN
-            RAISE EXCEPTION 'permission denied: % is not owned by %', blocker, current_user
-                USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every table it alters (the table, its partitions and the tables whose foreign keys reference it).';
+        -- The tables it alters: this one, and those whose referencing column it widens (one that
+        -- is bigint already is left alone). ALTER TABLE on a partitioned table alters every
+        -- partition. Each must be owned by the calling role itself: ALTER COLUMN ... TYPE checks
+        -- the table's CHECK constraints on every row as the caller, running its owner's functions,
+        -- so neither superuser power nor membership in the owner (which, on PostgreSQL 14, a role
+        -- can grant in itself to anyone, a superuser included) is enough.
+        IF rel.relid = tbl OR rel.typ <> 'bigint'::regtype THEN
+            SELECT string_agg(format('%s (owned by %I)', pt.relid, pg_get_userbyid(c.relowner)), ', ' ORDER BY pt.level, pt.relid::text) INTO blocker
+            FROM (SELECT rel.relid::regclass AS relid, 0 AS level UNION SELECT relid, level FROM pg_partition_tree(rel.relid::regclass)) pt
+            JOIN pg_class c ON c.oid = pt.relid
+            WHERE c.relowner <> current_user::regrole;
+            IF blocker IS NOT NULL THEN
+                RAISE EXCEPTION 'permission denied: converting % alters tables that % does not own: %', target, current_user, blocker
+                    USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every table it alters (the table, its partitions, and the tables whose foreign keys reference it with a column to widen): SET ROLE to the owner; superuser power or membership in the owner is not enough, since ALTER COLUMN TYPE checks their constraints as the caller. Have the owners of the other referencing tables widen their columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint).';
+            END IF;
         END IF;
         IF rel.typ <> 'bigint'::regtype AND NOT EXISTS (SELECT 1 FROM unnest(wide_rels, wide_cols) AS w(relid, attname)
                                                         WHERE w.relid = rel.relid AND w.attname = (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum)) THEN
@@ -674,6 +684,5 @@ BEGIN
     RETURN QUERY SELECT unnest(ddl);
 END
 $fn$;
-
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean) IS
     'Turns a serial, identity or DEFAULT nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); returns the DDL, runs it unless dry_run';

@@ -108,6 +108,20 @@ check "SELECT machine_id, problems FROM snowflake_check_peers(ARRAY['$b', 'host=
 echo "-- this server listed as a peer, and one peer listed twice: counted once"
 a="host=$sock port=$pa dbname=postgres"
 check "SELECT peer, machine_id, problems FROM snowflake_check_peers(ARRAY['$a', '$b', '$b application_name=again', 'postgresql://postgres@$enc_sock:$pb/postgres'])" | stable
+echo "-- a peer that streams rows (64 MB, a result that never ends) is refused; this backend does not hold them"
+rm -f "$SCRATCH/streaming.port"
+python3 "$PROJECT_DIR/pgrx-tests/include/streaming_peer.py" "$SCRATCH/streaming.port" &
+streaming_pid=$!
+for _ in $(seq 1 50); do [ -s "$SCRATCH/streaming.port" ] && break; sleep 0.1; done
+streaming="host=127.0.0.1 port=$(cat "$SCRATCH/streaming.port") dbname=postgres sslmode=disable"
+# The backend's peak resident memory (VmHWM, kB) before and after, read by the backend itself.
+psql_on peer_a -At <<SQL
+SELECT (regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]::bigint AS before \gset
+SELECT problems FROM snowflake_check_peers(ARRAY['$streaming'], timeout_s => 5) WHERE peer <> 'this server';
+SELECT 'peak memory grew by less than 16 MB: ' || ((regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]::bigint - :before < 16384);
+SQL
+kill "$streaming_pid" 2>/dev/null || true
+wait "$streaming_pid" 2>/dev/null || true
 echo "-- timeout_s out of range"
 { check "SELECT snowflake_check_peers('{}', timeout_s => 0)" 2>&1 || true; } | sed 's/^psql:[^E]*ERROR/ERROR/' | sed '/^CONTEXT:/d'
 kill "$silent_pid" 2>/dev/null || true

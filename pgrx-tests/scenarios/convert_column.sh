@@ -153,6 +153,48 @@ SET ROLE bob;
 SELECT * FROM error_of($$SELECT snowflake_convert_column('bobs', 'id', false, recreate_views => true)$$);
 RESET ROLE;
 SQL
+echo "== a superuser converting runs no other role's code: a referencing table of another owner is refused"
+# mallory may reference vault (REFERENCES), owns a table whose foreign key references it and whose
+# CHECK calls mallory's function: ALTER COLUMN ... TYPE re-checks it on every row, as the caller.
+q <<'SQL'
+CREATE TABLE vault (id serial PRIMARY KEY, secret text);
+INSERT INTO vault(secret) VALUES ('s');
+CREATE ROLE mallory LOGIN;
+CREATE SCHEMA mallory AUTHORIZATION mallory;
+GRANT REFERENCES, SELECT ON vault TO mallory;
+SET ROLE mallory;
+CREATE FUNCTION mallory.harmless(bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        EXECUTE 'ALTER ROLE mallory SUPERUSER';
+    END IF;
+    RETURN true;
+END $$;
+CREATE TABLE mallory.refs (vault_id int REFERENCES vault, CHECK (mallory.harmless(vault_id)));
+INSERT INTO mallory.refs VALUES (1);
+RESET ROLE;
+SQL
+# On PostgreSQL 14 a role may grant membership in itself from its own session: mallory makes the
+# superuser a member of mallory (15 and later refuse it; ignored here).
+q -U mallory -c "DO \$\$ BEGIN EXECUTE 'GRANT mallory TO postgres'; EXCEPTION WHEN insufficient_privilege THEN NULL; END \$\$"
+q <<'SQL'
+-- The attack: the superuser converts vault.
+SELECT * FROM error_of($$SELECT snowflake_convert_column('vault', 'id', false)$$);
+SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'mallory';
+SELECT atttypid::regtype AS vault_id_type FROM pg_attribute WHERE attrelid = 'vault'::regclass AND attname = 'id';
+-- What the hint says: the owner of the referencing table widens its own column (its CHECK runs
+-- as its owner), then the conversion alters only the superuser's own table.
+SET ROLE mallory;
+ALTER TABLE mallory.refs ALTER COLUMN vault_id TYPE bigint;
+RESET ROLE;
+SELECT * FROM snowflake_convert_column('vault', 'id', false);
+SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'mallory';
+SELECT (SELECT count(*) FROM mallory.refs) AS refs_rows, (SELECT atttypid::regtype FROM pg_attribute WHERE attrelid = 'vault'::regclass AND attname = 'id') AS vault_id_type;
+DROP TABLE mallory.refs, vault;
+DROP FUNCTION mallory.harmless(bigint);
+DROP SCHEMA mallory;
+DROP ROLE mallory;
+SQL
 types
 ptypes
 echo "== a failure half-way (an event trigger refuses the third statement) leaves nothing changed"

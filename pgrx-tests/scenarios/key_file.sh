@@ -78,6 +78,28 @@ write_key 600 "$K2" "$K1"
 reload
 q "SELECT snowflake_from_public(snowflake_to_public(7))"
 
+echo "-- a FIFO or a device as the key file: refused at reload without being opened; the server goes on taking connections"
+# A blocking open() of a FIFO waits for a writer: the postmaster, which reads the file at reload,
+# would accept no connection meanwhile.
+rm -f "$DATA/snowflake.key"
+as_pg_owner mkfifo -m 600 "$DATA/snowflake.key"
+psql_on keys -c "SELECT pg_reload_conf()" >/dev/null
+sleep 1
+if timeout 8 "$PG_BIN/psql" -X -At -h "$SCRATCH" -p "$(port_of keys)" -U postgres -d postgres -c "SELECT 'a new connection got through'" 2>&1; then :; else
+  echo "no new connection within 8 s"
+fi
+# (Were the postmaster stuck in open(), a writer releases it, so that the scenario goes on.)
+timeout 5 bash -c "exec 3>'$DATA/snowflake.key'" 2>/dev/null || true
+q "SELECT snowflake_to_public(1)" | { grep -o 'ERROR: .*' || true; }
+rm -f "$DATA/snowflake.key"
+ln -s /dev/zero "$DATA/snowflake.key"
+reload
+q "SELECT snowflake_to_public(1)" | { grep -o 'ERROR: .*' || true; }
+rm -f "$DATA/snowflake.key"
+write_key 600 "$K2" "$K1"
+reload
+q "SELECT snowflake_from_public(snowflake_to_public(7))"
+
 echo "-- the retired inline settings refuse a key without repeating it"
 q "ALTER SYSTEM SET snowflake.public_key = '$K_RETIRED'" | sed "s/$K_RETIRED/THE KEY/g"
 q "SET snowflake.public_key_previous = '$K_RETIRED'" | sed "s/$K_RETIRED/THE KEY/g"

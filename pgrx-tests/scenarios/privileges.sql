@@ -13,7 +13,7 @@ CREATE ROLE nobody;
 SELECT p.oid::regprocedure AS function, has_function_privilege('nobody', p.oid, 'EXECUTE') AS public_may_execute
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_snowflake'
-ORDER BY p.proname, 1::text;
+ORDER BY p.proname, p.oid::regprocedure::text;
 -- The README's recipe: the table's owner gives the application role the generator, nothing more.
 CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
 GRANT INSERT, SELECT ON orders TO app, nobody;
@@ -39,3 +39,28 @@ GRANT EXECUTE ON FUNCTION snowflake_stats_reset() TO app;
 SET ROLE app;
 SELECT * FROM error_of('SELECT snowflake_stats_reset()');
 RESET ROLE;
+-- snowflake_peer_deadline(): an internal helper of snowflake_check_peers(), not PUBLIC's.
+SET ROLE nobody;
+SELECT * FROM error_of('SELECT snowflake_peer_deadline(1000)');
+RESET ROLE;
+-- The timer it arms (PostgreSQL 16 and later) ends with the transaction that armed it: a later
+-- statement on this backend (behind a pooler, another client's) is not cancelled. Control: in
+-- the same transaction, the timer does cancel (on 14 and 15 it arms nothing).
+CREATE FUNCTION cancelled(q text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE q;
+    RETURN false;
+EXCEPTION WHEN query_canceled THEN
+    RETURN true;
+END $$;
+SELECT snowflake_peer_deadline(500) AS fired_before;
+SELECT cancelled('SELECT pg_sleep(1.5)') AS next_statement_cancelled;
+BEGIN;
+SELECT snowflake_peer_deadline(500) AS fired_before;
+SELECT cancelled('SELECT pg_sleep(1.5)') = (current_setting('server_version_num')::int >= 160000) AS same_transaction_cancelled_from_16_on;
+ROLLBACK;
+BEGIN;
+SELECT snowflake_peer_deadline(500) AS fired_before;
+SELECT * FROM error_of('SELECT 1/0');
+ROLLBACK;
+SELECT cancelled('SELECT pg_sleep(1.5)') AS cancelled_after_an_aborted_transaction;

@@ -17,7 +17,7 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 use std::cell::RefCell;
 use std::io::Read;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::rc::Rc;
 use zeroize::Zeroizing;
 
@@ -43,8 +43,18 @@ fn read(path: &str) -> Result<Keys, Error> {
     let problem = |problem: KeyFileProblem| Error::KeyFile { path: path.to_string(), problem };
     let unreadable = |e: std::io::Error| problem(KeyFileProblem::Unreadable { reason: e.to_string() });
     // A relative path is relative to the data directory, every process's working directory.
-    let file = std::fs::File::open(path).map_err(unreadable)?;
-    // The opened file's own metadata: what is checked is what is read.
+    // The postmaster reads it at reload: what is not a regular file (a FIFO, whose open() waits for
+    // a writer; a device, whose open() can act) is refused before it is opened, as PostgreSQL
+    // checks ssl_key_file with stat() first. (A symbolic link is followed, as there.)
+    let before = std::fs::metadata(path).map_err(unreadable)?;
+    key_file::check_file_type(before.mode()).map_err(problem)?;
+    // Non-blocking, so that a FIFO put there since cannot stall it either; then the opened file's
+    // own metadata: what is checked is what is read.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(unreadable)?;
     let meta = file.metadata().map_err(unreadable)?;
     // SAFETY: geteuid() cannot fail.
     key_file::check_permissions(meta.mode(), meta.uid(), unsafe { libc::geteuid() }).map_err(problem)?;

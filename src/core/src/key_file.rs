@@ -47,13 +47,20 @@ pub enum KeyFileProblem {
     },
 }
 
+/// The file is a regular file: asked of its path before it is opened, since opening a FIFO waits
+/// for a writer and opening a device can act on it.
+pub fn check_file_type(st_mode: u32) -> Result<(), KeyFileProblem> {
+    if st_mode & S_IFMT != S_IFREG {
+        return Err(KeyFileProblem::NotARegularFile);
+    }
+    Ok(())
+}
+
 /// The file's type, owner and permissions are acceptable: a regular file owned by the server's
 /// OS user, readable and writable by it alone (0600 or stricter), as PostgreSQL asks of
 /// `ssl_key_file`.
 pub fn check_permissions(st_mode: u32, owner_uid: u32, server_uid: u32) -> Result<(), KeyFileProblem> {
-    if st_mode & S_IFMT != S_IFREG {
-        return Err(KeyFileProblem::NotARegularFile);
-    }
+    check_file_type(st_mode)?;
     if owner_uid != server_uid {
         return Err(KeyFileProblem::WrongOwner { owner: owner_uid, server: server_uid });
     }
@@ -156,6 +163,21 @@ mod tests {
         }
         assert_eq!(check_permissions(REG | 0o600, 0, 26), Err(KeyFileProblem::WrongOwner { owner: 0, server: 26 }));
         assert_eq!(check_permissions(0o040_000 | 0o700, 26, 26), Err(KeyFileProblem::NotARegularFile));
+    }
+
+    #[test]
+    fn only_a_regular_file() {
+        // FIFO, character device, directory, block device, symbolic link (lstat), socket.
+        for kind in [0o010_000, 0o020_000, 0o040_000, 0o060_000, 0o120_000, 0o140_000] {
+            assert_eq!(check_file_type(kind | 0o600), Err(KeyFileProblem::NotARegularFile), "{kind:o}");
+            assert_eq!(check_permissions(kind | 0o600, 26, 26), Err(KeyFileProblem::NotARegularFile), "{kind:o}");
+        }
+        assert_eq!(check_file_type(REG | 0o600), Ok(()));
+        assert_eq!(check_file_type(REG | 0o644), Ok(()));
+        assert_eq!(
+            KeyFileProblem::NotARegularFile.message("/k"),
+            "snowflake.public_key_file \"/k\" is not a regular file"
+        );
     }
 
     #[test]

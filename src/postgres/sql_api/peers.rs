@@ -5,7 +5,9 @@
 
 use pg_snowflake_core::conninfo;
 use pgrx::pg_sys::ffi;
+use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
+use pgrx::{IntoDatum, PgLogLevel, PgMemoryContexts, PgSqlErrorCode};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicI32};
 
@@ -64,9 +66,36 @@ unsafe extern "C" fn on_deadline() {
     }
 }
 
+/// Disarms the timer and forgets whether it fired (its cancel, if not yet acted on, must not end
+/// a later statement); returns whether it had fired.
+fn disarm(id: i32) -> bool {
+    // SAFETY: the id was registered by snowflake_peer_deadline() (ERRORs are guarded).
+    unsafe { ffi::pg_guard_ffi_boundary(|| disable_timeout(id, false)) };
+    let fired = FIRED.swap(false, Relaxed);
+    if fired {
+        unsafe { pg_sys::QueryCancelPending = 0 };
+    }
+    fired
+}
+
+/// At the end of every transaction of this backend (commit, abort, prepare; once the timer was
+/// first used): whatever happened in it, nothing of ours stays armed for the next statement, which
+/// behind a pooler is another client's.
+#[pg_guard]
+unsafe extern "C-unwind" fn at_transaction_end(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    use pg_sys::XactEvent::*;
+    if matches!(event, XACT_EVENT_COMMIT | XACT_EVENT_ABORT | XACT_EVENT_PREPARE) {
+        let id = TIMER_ID.load(Relaxed);
+        if id >= 0 {
+            disarm(id);
+        }
+    }
+}
+
 /// Disarms the deadline of this backend and returns whether it fired since it was armed; then,
 /// if `ms` > 0, arms it to cancel the running statement in `ms` milliseconds (PostgreSQL 16 and
-/// later; before, it does nothing and returns false). VOLATILE.
+/// later; before, it does nothing and returns false). It is disarmed at the end of the
+/// transaction in any case. VOLATILE; revoked from PUBLIC (sql/comments.sql).
 #[pg_extern(volatile, parallel_unsafe, strict)]
 fn snowflake_peer_deadline(ms: i32) -> bool {
     // PostgreSQL 14 and 15: dblink connects with PQconnectdb(), which honours connect_timeout and
@@ -77,19 +106,130 @@ fn snowflake_peer_deadline(ms: i32) -> bool {
     }
     let mut id = TIMER_ID.load(Relaxed);
     if id < 0 {
-        // SAFETY: registering a handler in this backend's timeout table (ERRORs are guarded).
+        // SAFETY: registering a handler in this backend's timeout table, and a callback at the
+        // end of each transaction of this backend, once (ERRORs are guarded).
         id = unsafe { ffi::pg_guard_ffi_boundary(|| RegisterTimeout(USER_TIMEOUT, Some(on_deadline))) };
+        unsafe { pg_sys::RegisterXactCallback(Some(at_transaction_end), std::ptr::null_mut()) };
         TIMER_ID.store(id, Relaxed);
     }
-    // SAFETY: the id was registered above.
-    unsafe { ffi::pg_guard_ffi_boundary(|| disable_timeout(id, false)) };
-    let fired = FIRED.swap(false, Relaxed);
-    if fired {
-        // Its cancel, if not yet acted on, must not end a later statement.
-        unsafe { pg_sys::QueryCancelPending = 0 };
-    }
+    let fired = disarm(id);
     if ms > 0 {
+        // SAFETY: the id was registered above.
         unsafe { ffi::pg_guard_ffi_boundary(|| enable_timeout_after(id, ms)) };
     }
     fired
+}
+
+/// How much this backend's memory may grow while one answer of a peer is awaited: the answers
+/// asked for are one small row.
+const MAX_ANSWER_GROWTH: i64 = 64 * 1024;
+
+/// Waits for the answer to the query sent on the caller's dblink link `link`: calls dblink's own
+/// `dblink_is_busy(link)` (directly, in a memory context reset after each call) until it says
+/// the answer is complete (true), or `timeout_ms` passed (false); spins for 20 ms (a round
+/// trip's worth: the clock offset is measured around this wait), then sleeps 2 ms between
+/// polls; a cancel or statement_timeout ends it. libpq holds a whole answer in this backend's
+/// memory until it is complete: an answer that grows this backend's anonymous resident memory
+/// (`RssAnon` of /proc/self/status, read after each poll) by more than 64 kB is refused (54000),
+/// and the caller closes the link, which frees it. (A poll reads what the socket has: a peer can
+/// add at most that much past the bound.) Only a dblink_is_busy() the caller may execute is
+/// called. VOLATILE.
+#[pg_extern(volatile, parallel_unsafe, strict)]
+fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
+    let is_busy = Spi::get_one::<pg_sys::Oid>(
+        "SELECT p.oid FROM pg_catalog.pg_proc p
+         JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.deptype = 'e'
+         JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+         WHERE e.extname = 'dblink' AND p.proname = 'dblink_is_busy' AND p.pronargs = 1
+           AND pg_catalog.has_function_privilege(p.oid, 'EXECUTE')",
+    );
+    let Ok(Some(is_busy)) = is_busy else {
+        ErrorReport::new(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "snowflake_check_peers() needs the dblink extension",
+            "snowflake_dblink_poll",
+        )
+        // (As snowflake_check_peers() says it, a row of the README's Errors table; a role without
+        // EXECUTE on dblink_is_busy() is refused by dblink_send_query() before it gets here.)
+        .set_hint("Run CREATE EXTENSION dblink; in this database (it ships with PostgreSQL's contrib).")
+        .report(PgLogLevel::ERROR);
+        unreachable!()
+    };
+    let started = std::time::Instant::now();
+    let link = link.into_datum().expect("a text datum");
+    let mut calls = PgMemoryContexts::new("snowflake_dblink_poll");
+    let mut memory_at_start = None;
+    loop {
+        // SAFETY: dblink_is_busy(text) found above, called with a text datum (ERRORs are guarded);
+        // the context holds only what that call allocated, and nothing of it is kept.
+        let busy = unsafe {
+            let busy =
+                calls.switch_to(|_| pg_sys::OidFunctionCall1Coll(is_busy, pg_sys::InvalidOid, link)).value() as i32;
+            calls.reset();
+            busy
+        };
+        if busy == 0 {
+            return true;
+        }
+        // (From the first poll on: what that first call loads is not the peer's.)
+        let memory = rss_anon();
+        match (memory_at_start, memory) {
+            (None, _) => memory_at_start = memory,
+            (Some(start), Some(now)) if now - start > MAX_ANSWER_GROWTH => {
+                ErrorReport::new(
+                    PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                    format!(
+                        "its answer took more than {} kB of this server's memory before it ended (one small row was asked for)",
+                        MAX_ANSWER_GROWTH / 1024
+                    ),
+                    "snowflake_dblink_poll",
+                )
+                .report(PgLogLevel::ERROR);
+            }
+            _ => {}
+        }
+        let elapsed = started.elapsed();
+        if elapsed.as_millis() > timeout_ms.max(0) as u128 {
+            return false;
+        }
+        if elapsed.as_millis() > 20 {
+            // SAFETY: this process's own latch; the interrupt check below raises a pending cancel.
+            unsafe {
+                pg_sys::WaitLatch(
+                    pg_sys::MyLatch,
+                    (pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
+                    2,
+                    pg_sys::PG_WAIT_EXTENSION,
+                );
+                pg_sys::ResetLatch(pg_sys::MyLatch);
+            }
+        }
+        pgrx::check_for_interrupts!();
+    }
+}
+
+/// This backend's anonymous resident memory in bytes (`RssAnon` of /proc/self/status: what
+/// malloc and palloc hold, shared memory aside), None where the kernel does not say.
+fn rss_anon() -> Option<i64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    rss_anon_bytes(&status)
+}
+
+/// `RssAnon:   1234 kB` in the text of /proc/self/status, in bytes.
+fn rss_anon_bytes(status: &str) -> Option<i64> {
+    let line = status.lines().find_map(|l| l.strip_prefix("RssAnon:"))?;
+    let kb: i64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rss_anon_bytes;
+
+    #[test]
+    fn rss_anon_as_linux_writes_it() {
+        assert_eq!(rss_anon_bytes("VmRSS:\t   9000 kB\nRssAnon:\t    1234 kB\nRssFile:\t 5 kB\n"), Some(1234 * 1024));
+        assert_eq!(rss_anon_bytes("VmRSS:\t 9000 kB\n"), None);
+        assert_eq!(rss_anon_bytes("RssAnon:\t x kB\n"), None);
+    }
 }
