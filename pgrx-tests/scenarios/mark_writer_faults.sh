@@ -84,6 +84,11 @@ fault_case() {
   else
     seen="unexpected: $seen"
   fi
+  if [ "$case_no" = 1 ]; then
+    # A cancel ends the wait at once (statement_timeout shorter than snowflake.max_mark_wait).
+    echo "a session waiting for the writer, its statement_timeout 100 ms: $( { psql_on main -v VERBOSITY=verbose \
+      -c "SET statement_timeout = '100ms'" -c "SELECT snowflake_nextval()" 2>&1 >/dev/null || true; } | sed -n 's/^ERROR:  //p')"
+  fi
   case $fault in
     terminate) psql_on main -c "SELECT pg_terminate_backend($wpid)" >/dev/null ;;
     cancel) psql_on main -c "SELECT pg_cancel_backend($wpid)" >/dev/null ;;
