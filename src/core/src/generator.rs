@@ -289,7 +289,12 @@ mod tests {
         slept_ms: u64,
         /// Marks made durable, in order.
         marks: Vec<i64>,
-        fail_persist: bool,
+        /// What a mark write returns instead of succeeding, if anything.
+        persist_error: Option<Error>,
+        /// A mark write that unwinds (in PostgreSQL: a cancelled wait).
+        persist_panics: bool,
+        /// The wall clock stands still: pauses pass only on the monotonic clock.
+        wall_frozen: bool,
         warnings: Vec<i64>,
         max_wait_ms: u64,
         max_jump_ms: u64,
@@ -309,7 +314,9 @@ mod tests {
                 spins: 0,
                 slept_ms: 0,
                 marks: vec![],
-                fail_persist: false,
+                persist_error: None,
+                persist_panics: false,
+                wall_frozen: false,
                 warnings: vec![],
                 max_wait_ms: 1000,
                 max_jump_ms: 0,
@@ -319,9 +326,11 @@ mod tests {
                 write_us: 0,
             }
         }
-        /// Time passes: both clocks move on.
+        /// Time passes: both clocks move on (the wall clock unless it stands still).
         fn advance_us(&mut self, us: u64) {
-            self.wall_us += us as i64;
+            if !self.wall_frozen {
+                self.wall_us += us as i64;
+            }
             self.mono_us += us;
         }
         /// The wall clock is stepped (backwards if negative); the monotonic clock is not.
@@ -354,9 +363,15 @@ mod tests {
     }
 
     impl MarkStore for FakeHost {
-        fn persist_mark(&mut self, unix_ms: i64, _: &MarkWriter) -> Result<(), Error> {
-            if self.fail_persist {
-                return Err(Error::MarkWrite { reason: "No space left on device".into(), os_error: Some(28) });
+        fn persist_mark(&mut self, unix_ms: i64, writer: &MarkWriter) -> Result<(), Error> {
+            if self.persist_panics {
+                panic!("canceling statement due to user request");
+            }
+            if let Some(e) = self.persist_error.clone() {
+                if matches!(e, Error::StandbysDidNotConfirm { .. }) {
+                    writer.step(WriteStep::StandbyWait);
+                }
+                return Err(e);
             }
             self.advance_us(self.write_us);
             self.marks.push(unix_ms);
@@ -660,62 +675,16 @@ mod tests {
     /// max_clock_wait, with its own error.
     #[test]
     fn a_clock_that_does_not_advance_ends_the_wait() {
-        struct Frozen(FakeHost);
-        impl Clock for Frozen {
-            fn now_ms(&mut self) -> i64 {
-                self.0.now_ms()
-            }
-            fn now_us(&mut self) -> i64 {
-                self.0.now_us()
-            }
-            fn monotonic_us(&mut self) -> u64 {
-                self.0.monotonic_us()
-            }
-        }
-        impl Waiter for Frozen {
-            fn spin(&mut self) {
-                self.0.mono_us += 50; // time passes; the wall clock does not move
-            }
-            fn sleep_ms(&mut self, ms: u64) {
-                self.0.mono_us += ms * 1000;
-            }
-        }
-        impl MarkStore for Frozen {
-            fn persist_mark(&mut self, unix_ms: i64, w: &MarkWriter) -> Result<(), Error> {
-                self.0.persist_mark(unix_ms, w)
-            }
-        }
-        impl Processes for Frozen {
-            fn this_process(&mut self) -> i32 {
-                1
-            }
-            fn process_exists(&mut self, _: i32) -> bool {
-                true
-            }
-        }
-        impl Events for Frozen {
-            fn clock_went_back(&mut self, _: i64) {}
-        }
-        impl Limits for Frozen {
-            fn max_clock_wait_ms(&mut self) -> u64 {
-                200
-            }
-            fn max_clock_jump_ms(&mut self) -> u64 {
-                0
-            }
-            fn max_mark_wait_ms(&mut self) -> u64 {
-                1000
-            }
-        }
         let g = generator(0, 1);
         let state = fresh();
-        let mut host = Frozen(FakeHost::at(EPOCH_2025 + 5_000));
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        (host.wall_frozen, host.max_wait_ms) = (true, 200);
         for _ in 0..4096 {
             g.next_id(&state, &mut host).unwrap();
         }
-        let started = host.0.mono_us;
+        let started = host.mono_us;
         assert_eq!(g.next_id(&state, &mut host), Err(Error::ClockStalled { limit_ms: 201 }));
-        let waited_us = host.0.mono_us - started;
+        let waited_us = host.mono_us - started;
         assert!((201_000..=201_100).contains(&waited_us), "waited {waited_us} us: max_clock_wait 200 ms and one tick");
         assert_eq!((state.stats().clock_waits, state.stats().clock_wait_timeouts), (1, 1));
     }
@@ -724,49 +693,10 @@ mod tests {
     /// its error, counted; the flag is released.
     #[test]
     fn standbys_that_do_not_confirm_end_the_write_and_are_counted() {
-        struct NoStandby(FakeHost);
-        impl MarkStore for NoStandby {
-            fn persist_mark(&mut self, _: i64, w: &MarkWriter) -> Result<(), Error> {
-                w.step(WriteStep::StandbyWait);
-                Err(Error::StandbysDidNotConfirm { standby_names: "nosuch".into(), limit_ms: 5000 })
-            }
-        }
-        impl Processes for NoStandby {
-            fn this_process(&mut self) -> i32 {
-                1
-            }
-            fn process_exists(&mut self, _: i32) -> bool {
-                true
-            }
-        }
-        impl Events for NoStandby {
-            fn clock_went_back(&mut self, _: i64) {}
-        }
-        impl Clock for NoStandby {
-            fn now_ms(&mut self) -> i64 {
-                self.0.now_ms()
-            }
-            fn now_us(&mut self) -> i64 {
-                self.0.now_us()
-            }
-            fn monotonic_us(&mut self) -> u64 {
-                self.0.monotonic_us()
-            }
-        }
-        impl Limits for NoStandby {
-            fn max_clock_wait_ms(&mut self) -> u64 {
-                1000
-            }
-            fn max_clock_jump_ms(&mut self) -> u64 {
-                0
-            }
-            fn max_mark_wait_ms(&mut self) -> u64 {
-                5000
-            }
-        }
         let g = generator(0, 1);
         let state = fresh();
-        let mut host = NoStandby(FakeHost::at(EPOCH_2025 + 5_000));
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        host.persist_error = Some(Error::StandbysDidNotConfirm { standby_names: "nosuch".into(), limit_ms: 5000 });
         let e = lease::cover(&state, g.layout(), EPOCH_2025 + 5_000, &mut host);
         assert_eq!(e, Err(Error::StandbysDidNotConfirm { standby_names: "nosuch".into(), limit_ms: 5000 }));
         let stats = state.stats();
@@ -808,14 +738,14 @@ mod tests {
         let g = generator(0, 1);
         let state = fresh();
         let mut host = FakeHost::at(EPOCH_2025 + 5_000);
-        host.fail_persist = true;
+        host.persist_error = Some(Error::MarkWrite { reason: "No space left on device".into(), os_error: Some(28) });
         assert_eq!(
             g.next_id(&state, &mut host),
             Err(Error::MarkWrite { reason: "No space left on device".into(), os_error: Some(28) })
         );
         assert_eq!((state.hot.state.load(Relaxed), state.stats().issued), (0, 0));
         assert_eq!(state.mark.writer.load(Relaxed), 0, "the writer's flag is released");
-        host.fail_persist = false;
+        host.persist_error = None;
         assert!(g.next_id(&state, &mut host).is_ok());
         let broken = fresh();
         broken.mark.unreadable.store(true, Relaxed);
@@ -826,48 +756,10 @@ mod tests {
     /// leaves no mark published and the writer's flag released, so later writes are not blocked.
     #[test]
     fn a_store_that_unwinds_releases_the_writer() {
-        struct Unwinding(FakeHost);
-        impl MarkStore for Unwinding {
-            fn persist_mark(&mut self, _: i64, _: &MarkWriter) -> Result<(), Error> {
-                panic!("canceling statement due to user request");
-            }
-        }
-        impl Processes for Unwinding {
-            fn this_process(&mut self) -> i32 {
-                2
-            }
-            fn process_exists(&mut self, _: i32) -> bool {
-                true
-            }
-        }
-        impl Events for Unwinding {
-            fn clock_went_back(&mut self, _: i64) {}
-        }
-        impl Clock for Unwinding {
-            fn now_ms(&mut self) -> i64 {
-                self.0.now_ms()
-            }
-            fn now_us(&mut self) -> i64 {
-                self.0.now_us()
-            }
-            fn monotonic_us(&mut self) -> u64 {
-                self.0.monotonic_us()
-            }
-        }
-        impl Limits for Unwinding {
-            fn max_clock_wait_ms(&mut self) -> u64 {
-                1000
-            }
-            fn max_clock_jump_ms(&mut self) -> u64 {
-                0
-            }
-            fn max_mark_wait_ms(&mut self) -> u64 {
-                1000
-            }
-        }
         let g = generator(0, 1);
         let state = fresh();
-        let mut host = Unwinding(FakeHost::at(EPOCH_2025 + 5_000));
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        host.persist_panics = true;
         let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             lease::cover(&state, g.layout(), EPOCH_2025 + 5_000, &mut host)
         }));
