@@ -15,8 +15,10 @@
 # `patronictl switchover` makes a the leader again; more load. The whole history (every row and
 # every id a client was given, each with the timeline of the primary that issued it) has no id
 # twice, and the ids of each timeline lie above every id of the timelines before it.
+# Then synchronous replication as the README's second block adds it (synchronous_mode,
+# snowflake.lease_sync): the same failover under load, no acknowledged commit lost, no id repeated.
 # Negative control: the same failover with the lease's WAL record switched off
-# (snowflake.fault_skip_lease_wal) re-issues ids of the old leader.
+# (snowflake.fault_skip_lease_wal) re-issues ids of the old leader. About 90 s.
 export PGOPTIONS="-c client_min_messages=error"
 PY=/usr/bin/python3 # Debian's, with the psycopg2 and yaml that Debian's patroni depends on
 LOAD="$PROJECT_DIR/pgrx-tests/include/id_load.py"
@@ -75,32 +77,33 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 
-# The README's recipe: the first ```yaml block of its section "### Patroni".
-"$PY" - "$PROJECT_DIR/README.md" >"$SCRATCH/recipe.yml" <<'PY'
+# The README's recipe: the ```yaml blocks of its section "### Patroni", the first for every run,
+# the second (synchronous replication) for the run `sync`.
+"$PY" - "$PROJECT_DIR/README.md" "$SCRATCH/recipe.yml" "$SCRATCH/sync.more.yml" <<'PY'
 import sys
 lines = open(sys.argv[1]).read().split("\n")
 i = lines.index("### Patroni")
-start = lines.index("```yaml", i) + 1
-print("\n".join(lines[start:lines.index("```", start)]))
+end = next(n for n in range(i + 1, len(lines)) if lines[n].startswith("#"))
+for out in sys.argv[2:]:
+    start = lines.index("```yaml", i, end) + 1
+    i = lines.index("```", start)
+    open(out, "w").write("\n".join(lines[start:i]) + "\n")
 PY
 echo "-- the README's Patroni recipe (README.md, \"Patroni\"), merged into each node's patroni.yml:"
 sed 's/^/   /' "$SCRATCH/recipe.yml"
+echo "-- and for synchronous replication (the run sync):"
+sed 's/^/   /' "$SCRATCH/sync.more.yml"
 
 # write_config SCOPE NODE PG_PORT REST_PORT [local postgresql.parameters as name=value...]:
 # $SCRATCH/SCOPE_NODE.yml, the scenario's own settings (ports, directories, trust on loopback,
-# quick timeouts) with the README's recipe merged in; the DCS settings of the scope's run in
-# $SCRATCH/SCOPE.dcs (name=value lines, added to the recipe's postgresql.parameters).
+# quick timeouts) with the README's recipe merged in, then $SCRATCH/SCOPE.more.yml if there is one
+# (what the run adds: the synchronous recipe, a test build's switch).
 write_config() {
   local scope=$1 node=$2
   "$PY" - "$SCRATCH" "$PG_BIN" "$etcd_client" "$@" <<'PY'
 import sys, yaml
 scratch, bin_dir, etcd, scope, node, pg_port, rest_port = sys.argv[1:8]
 local = dict(p.split("=", 1) for p in sys.argv[8:])
-dcs_extra = {}
-try:
-    dcs_extra = dict(l.strip().split("=", 1) for l in open(f"{scratch}/{scope}.dcs") if l.strip())
-except FileNotFoundError:
-    pass
 config = {
     "scope": scope,
     "name": node,
@@ -137,7 +140,10 @@ def merge(into, more):
 
 
 merge(config, yaml.safe_load(open(f"{scratch}/recipe.yml")))
-config["bootstrap"]["dcs"]["postgresql"]["parameters"].update(dcs_extra)
+try:
+    merge(config, yaml.safe_load(open(f"{scratch}/{scope}.more.yml")))
+except FileNotFoundError:
+    pass
 with open(f"{scratch}/{scope}_{node}.yml", "w") as f:
     yaml.safe_dump(config, f)
 PY
@@ -161,6 +167,7 @@ is_leader() { [ "$(rest "$1" /primary)" = 200 ]; }
 # (A configuration reloaded before Patroni itself sees its replica running is not applied.)
 is_running_replica() { [ "$(rest "$1" /replica)" = 200 ]; }
 # streaming_to PG_PORT NODE: the primary on PG_PORT streams to NODE (Patroni's application_name).
+sync_standby() { [ "$(tcp_psql "$1" -At -c "SELECT sync_state FROM pg_stat_replication WHERE application_name = '$2'")" = sync ]; }
 streaming_to() { [ "$(tcp_psql "$1" -At -c "SELECT count(*) FROM pg_stat_replication WHERE application_name = '$2' AND state = 'streaming'")" = 1 ]; }
 setting_is() { [ "$(tcp_psql "$1" -At -c "SHOW $2")" = "$3" ]; }
 # count_on PORT TLI MIN: the primary on PORT holds at least MIN rows of timeline TLI.
@@ -242,6 +249,21 @@ FROM history GROUP BY tli ORDER BY tli;
 SQL
 }
 
+# verdict SCOPE PORT: the history's checks (after history SCOPE PORT).
+verdict() {
+  tcp_psql "$2" -At <<SQL
+SELECT '$1: ids given twice: ' || CASE WHEN count(*) = count(DISTINCT id) THEN 'none' ELSE 'some' END FROM history;
+SELECT '$1: a row and its client disagree on its id: ' || count(*) FILTER (WHERE mismatch) FROM history;
+SELECT '$1: timeline ' || t.tli || ': every id above every id of the timelines before it: '
+       || (min(h.id) > (SELECT max(id) FROM history e WHERE e.tli < t.tli))
+FROM (SELECT DISTINCT tli FROM history WHERE tli > 1) t JOIN history h USING (tli) GROUP BY t.tli ORDER BY t.tli;
+SQL
+  tcp_psql "$2" -At >>"$REPORT" <<SQL
+SELECT '$1: ids of timeline 1 given again on timeline 2: ' || count(DISTINCT id) FROM history o
+WHERE tli = 1 AND EXISTS (SELECT FROM history n WHERE n.tli = 2 AND n.id = o.id);
+SQL
+}
+
 # What Patroni logged of the node's way back (in order), or what is missing.
 patroni_path() {
   local log=$1 want line last=0
@@ -289,29 +311,27 @@ sleep 2
 load_stop main after
 wait_for 60 "b to stream from a" streaming_to "$port_a" b
 history main "$port_a"
-tcp_psql "$port_a" -At <<'SQL'
-SELECT 'main: timelines (a, b, a again): ' || string_agg(DISTINCT tli::text, ' ') FROM history;
-SELECT 'main: ids given twice: ' || (SELECT count(*) - count(DISTINCT id) FROM history);
-SELECT 'main: a row and its client disagree on its id: ' || count(*) FILTER (WHERE mismatch) FROM history;
-SELECT 'main: timeline ' || t.tli || ': every id above every id of the timelines before it: '
-       || (min(h.id) > (SELECT max(id) FROM history e WHERE e.tli < t.tli))
-FROM (SELECT DISTINCT tli FROM history WHERE tli > 1) t JOIN history h USING (tli) GROUP BY t.tli ORDER BY t.tli;
-SQL
+echo "main: timelines (a, b, a again): $(tcp_psql "$port_a" -At -c "SELECT string_agg(DISTINCT tli::text, ' ') FROM history")"
+verdict main "$port_a"
 stop_pidfile "$pids_dir/patroni_main_a"
 stop_pidfile "$pids_dir/patroni_main_b"
 
+# Synchronous replication, as the README's second block adds it (synchronous_mode, lease_sync):
+# the same failover under load; no commit a client was told of is lost, and no id repeats.
+run_setup sync
+wait_for 30 "b to be the synchronous standby" sync_standby "$port_a" b
+echo "sync: b is a's synchronous standby; snowflake.lease_sync is $(tcp_psql "$port_a" -At -c "SHOW snowflake.lease_sync") on a, $(tcp_psql "$port_b" -At -c "SHOW snowflake.lease_sync") on b"
+failover sync
+history sync "$port_b"
+echo "sync: commits lost by the failover though a client was told they committed: $(tcp_psql "$port_b" -At -c "SELECT count(*) FILTER (WHERE lost) FROM history")"
+verdict sync "$port_b"
+stop_pidfile "$pids_dir/patroni_sync_a"
+stop_pidfile "$pids_dir/patroni_sync_b"
+
 # The negative control: the same failover, the lease's WAL record switched off in the DCS.
-echo "snowflake.fault_skip_lease_wal=on" >"$SCRATCH/no_wal_record.dcs"
+printf '%s\n' "bootstrap:" "  dcs:" "    postgresql:" "      parameters:" "        snowflake.fault_skip_lease_wal: 'on'" \
+  >"$SCRATCH/no_wal_record.more.yml"
 run_setup no_wal_record
 failover no_wal_record
 history no_wal_record "$port_b"
-tcp_psql "$port_b" -At <<'SQL'
-SELECT 'no_wal_record: ids given twice: ' || ((SELECT count(*) - count(DISTINCT id) FROM history) > 0);
-SQL
-tcp_psql "$port_b" -At >>"$REPORT" <<'SQL'
-SELECT 'no_wal_record: ids of a given again by b: ' || count(DISTINCT id) FROM history o WHERE tli = 1 AND EXISTS (SELECT FROM history n WHERE n.tli = 2 AND n.id = o.id);
-SQL
-tcp_psql "$port_b" -At <<'SQL'
-SELECT 'no_wal_record: timeline 2: every id above every id of timeline 1: '
-       || ((SELECT min(id) FROM history WHERE tli = 2) > (SELECT max(id) FROM history WHERE tli = 1));
-SQL
+verdict no_wal_record "$port_b"
