@@ -73,10 +73,10 @@ grep -q "servers diverged at WAL location" "$SCRATCH/pg_rewind.log" && grep -q "
 mark_after=$(mark_ms_of p)
 echo "p's mark after pg_rewind: s's file, copied: $([ "$mark_after" = "$s_mark" ] && [ "$(mark_ms_of s)" = "$s_mark" ] && echo true || echo false); above every id s issued: $([ "$mark_after" -ge "$(id_ms "$s_max")" ] && echo true || echo false)"
 
-# A copy of the rewound p, started (wrongly) as a primary beside s, its clock 6 s behind.
+# A copy of the rewound p, started (wrongly) as a primary beside s, its clock 9 s behind.
 as_pg_owner cp -a "$SCRATCH/p" "$SCRATCH/fork"
 as_pg_owner rm -f "$SCRATCH/fork/standby.signal"
-printf '%s\n' "port = $(next_port)" "snowflake.fault_clock_offset = '-6s'" | as_pg_owner tee -a "$SCRATCH/fork/postgresql.conf" >/dev/null
+printf '%s\n' "port = $(next_port)" "snowflake.fault_clock_offset = '-9s'" | as_pg_owner tee -a "$SCRATCH/fork/postgresql.conf" >/dev/null
 s_max_at_rewind=$s_max
 
 # The rewound copy started as a primary beside s: a fork with the same machine id.
@@ -85,9 +85,9 @@ grep -h "pg_snowflake: .* ended" "$SCRATCH/fork.log" | sed 's/.*LOG:  /fork: /' 
 echo "fork: the rewound copy started without standby.signal is a primary: $(psql_on fork -At -c "SELECT NOT pg_is_in_recovery()")"
 psql_on fork -c "DROP TABLE after"
 result=$(ids_after_failover fork)
-echo "fork: its clock 6 s behind, it issued ids: ${result%% *}"
+echo "fork: its clock 9 s behind, it issued ids: ${result%% *}"
 echo "fork: calls refused while its clock was behind: ${result#* }" >>"$REPORT"
-psql_on fork -At -c "SELECT 'fork: its ids above every id issued before the rewind (the mark pg_rewind copied): ' || (min(id) > $s_max_at_rewind) FROM after"
+psql_on fork -At -c "SELECT 'fork: its ids above every id issued before the rewind (the mark pg_rewind copied, and the leases it replayed): ' || (min(id) > $s_max_at_rewind) FROM after"
 # Its clock as s's, for what follows.
 echo "snowflake.fault_clock_offset = '-3s'" | as_pg_owner tee -a "$SCRATCH/fork/postgresql.conf" >/dev/null
 as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/fork" reload >/dev/null
