@@ -166,7 +166,8 @@ wait_for() {
 is_leader() { [ "$(rest "$1" /primary)" = 200 ]; }
 # (A configuration reloaded before Patroni itself sees its replica running is not applied.)
 is_running_replica() { [ "$(rest "$1" /replica)" = 200 ]; }
-# streaming_to PG_PORT NODE: the primary on PG_PORT streams to NODE (Patroni's application_name).
+# sync_standby PG_PORT NODE: NODE is the synchronous standby of the primary on PG_PORT;
+# streaming_to PG_PORT NODE: that primary streams to NODE (Patroni's application_name).
 sync_standby() { [ "$(tcp_psql "$1" -At -c "SELECT sync_state FROM pg_stat_replication WHERE application_name = '$2'")" = sync ]; }
 streaming_to() { [ "$(tcp_psql "$1" -At -c "SELECT count(*) FROM pg_stat_replication WHERE application_name = '$2' AND state = 'streaming'")" = 1 ]; }
 setting_is() { [ "$(tcp_psql "$1" -At -c "SHOW $2")" = "$3" ]; }
@@ -269,7 +270,7 @@ patroni_path() {
   local log=$1 want line last=0
   for want in "doing crash recovery in a single user mode" "running pg_rewind from b" "pg_rewind exit code=0" \
       "starting as a secondary"; do
-    line=$(grep -n -m 1 -F "$want" "$log" | cut -d: -f1)
+    line=$(grep -n -m 1 -F "$want" "$log" | cut -d: -f1 || true)
     if [ -z "$line" ]; then
       echo "a's Patroni log lacks: $want"
     elif [ "$line" -lt "$last" ]; then
@@ -288,6 +289,7 @@ echo "main: b issued ids: $(tcp_psql "$port_b" -At -c "SELECT count(*) > 0 FROM 
 sed -n 's/^failover clock_refusals /main: calls refused while the clock of b was behind: /p' "$SCRATCH/main.ids.counts" >>"$REPORT"
 mark_before=$(mark_ms_of main_a)
 # a back: Patroni finishes its crash recovery in single-user mode, rewinds it, starts it as a replica.
+mv "$SCRATCH/patroni_main_a.log" "$SCRATCH/patroni_main_a.first.log"
 patroni_start main a
 wait_for 120 "a to stream from b" streaming_to "$port_b" a
 patroni_path "$SCRATCH/patroni_main_a.log"
