@@ -80,8 +80,11 @@ if [ -n "$PACKAGES" ]; then
 fi
 # The pg_auto_failover and pg_partman scenarios (PostgreSQL 15 only) need Debian's packages of
 # them, which bring Debian's postgresql-15 along; each scenario copies its extension's files into
-# the tests' PostgreSQL 15 (Debian's own files stay as the packages installed them).
-[[ " $VERSIONS " == *" 15 "* ]] && ensure_debian_packages postgresql-15-auto-failover postgresql-15-partman strace
+# the tests' PostgreSQL 15 (Debian's own files stay as the packages installed them). The patroni
+# scenario (15 only) needs Debian's patroni (with its python3-psycopg2 and python3-yaml) and
+# etcd-server; it runs them on 127.0.0.1 with the tests' PostgreSQL 15, and installing them
+# starts no service of theirs that it uses. The mark_io_faults scenario (15 only) needs strace.
+[[ " $VERSIONS " == *" 15 "* ]] && ensure_debian_packages postgresql-15-auto-failover postgresql-15-partman patroni etcd-server curl strace
 # shellcheck disable=SC2086
 ensure_setup $VERSIONS
 new_scratch
