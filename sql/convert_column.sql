@@ -9,9 +9,11 @@
 -- Views that use a widened column are refused (2BP01) or, with recreate_views, dropped and created
 -- again from pg_get_viewdef with their options, owner, privileges and comments.
 -- What it cannot do safely it refuses, naming the object, before changing anything: a partition
--- (name its root), temporary tables, tables or views the user does not own, composite keys (but a
--- partitioned table's key may add its partition key columns), a widened column in a partition key,
+-- (name its root), temporary tables, tables or views the user does not own, a widened column in a
+-- partition key or inherited from a parent (a foreign key declared on a partition or child table),
 -- materialized views, generated columns, policies and triggers that use a widened column.
+-- A key column may be part of a composite key ((tenant_id, id), (id, region)): only it changes, and
+-- of a foreign key that references the composite key only its column that matches it.
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
 RETURNS SETOF text
 LANGUAGE plpgsql VOLATILE STRICT
@@ -24,8 +26,6 @@ DECLARE
     seq text;
     default_expr text;
     fk record;
-    part_keys int2[] := '{}';
-    keys_ok boolean;
     -- Every column the conversion touches (the key and the foreign-key columns), and those it widens.
     wide_rels oid[] := '{}';
     wide_cols name[] := '{}';
@@ -77,27 +77,21 @@ BEGIN
         RAISE EXCEPTION 'column % is not a serial, identity or DEFAULT nextval() column (its default: %)', target, coalesce(default_expr, 'none')
             USING ERRCODE = '42804', HINT = 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
     END IF;
-    -- A partitioned table's unique keys must hold its partition key columns: (id, region) is the key
-    -- of id on a table partitioned by region. Any other composite key is refused.
-    IF rel.relkind = 'p' THEN
-        SELECT pt.partattrs::int2[] INTO part_keys FROM pg_partitioned_table pt WHERE pt.partrelid = tbl;
-    END IF;
-    IF EXISTS (SELECT 1 FROM pg_constraint con WHERE con.conrelid = tbl AND con.contype IN ('p', 'u')
-               AND att.attnum = ANY (con.conkey) AND cardinality(con.conkey) > 1
-               AND NOT con.conkey::int2[] <@ (part_keys || att.attnum::int2)) THEN
-        RAISE EXCEPTION 'column % is part of a composite key', target
-            USING ERRCODE = '0A000', HINT = 'Only a single-column key can be converted (on a partitioned table, the key column and its partition key columns).';
-    END IF;
     -- The columns it would alter: this one and every column whose foreign key references it (the
-    -- constraint of a partitioned table, not its copies on the partitions: the ALTER recurses).
+    -- constraint of a partitioned table, not its copies on the partitions: the ALTER recurses). Of a
+    -- foreign key on a composite key ((tenant_id, parent_id) REFERENCES (tenant_id, id)), only the
+    -- column matching this one. A foreign key declared on a partition or an inheriting table has
+    -- an inherited column, which cannot change type there, only with its parent.
     FOR fk IN
-        SELECT con.conname, con.conrelid, con.conkey, con.confkey FROM pg_constraint con
+        SELECT con.conname, con.conrelid, a.attname, a.atttypid FROM pg_constraint con
+        JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[array_position(con.confkey, att.attnum::int2)]
         WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
+          AND a.attinhcount > 0 AND a.atttypid <> 'bigint'::regtype
+        ORDER BY con.conrelid::regclass::text, con.conname
     LOOP
-        IF cardinality(fk.confkey) > 1 AND NOT fk.confkey::int2[] <@ (part_keys || att.attnum::int2) THEN
-            RAISE EXCEPTION 'foreign key % on % references % in a composite key', fk.conname, fk.conrelid::regclass, target
-                USING ERRCODE = '0A000', HINT = 'Only a single-column key can be converted (on a partitioned table, the key column and its partition key columns).';
-        END IF;
+        RAISE EXCEPTION 'foreign key % on % references %, but its column %.% is inherited from %', fk.conname, fk.conrelid::regclass, target,
+                fk.conrelid::regclass, quote_ident(fk.attname), (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = fk.conrelid)
+            USING ERRCODE = '0A000', HINT = 'An inherited column changes type only with its parent: widen it there first (ALTER TABLE parent ALTER COLUMN ... TYPE bigint reaches every partition or child), in the same transaction, then convert.';
     END LOOP;
     FOR rel IN
         SELECT tbl::oid AS relid, att.attnum::int2 AS attnum, att.atttypid AS typ
@@ -243,11 +237,13 @@ BEGIN
         -- The identity's own sequence goes with it.
         ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col) || ddl;
     ELSE
-        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col) || ddl;
+        -- The sequence goes (or is let go) before any type changes: Citus refuses ALTER COLUMN TYPE
+        -- on a column that owns a sequence.
         IF seq IS NOT NULL THEN
-            ddl := ddl || CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
-                               ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END;
+            ddl := CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
+                        ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END || ddl;
         END IF;
+        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col) || ddl;
     END IF;
     ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col, ext_schema);
     ddl := ddl || create_ddl;
@@ -261,3 +257,4 @@ BEGIN
     RETURN QUERY SELECT unnest(ddl);
 END
 $fn$;
+
