@@ -115,6 +115,8 @@ BEGIN
             wide_cols := wide_cols || (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum);
         END IF;
     END LOOP;
+    -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
+    PERFORM @extschema@.snowflake_convert_citus_check(tbl, col, wide_rels, wide_cols);
     -- What stops ALTER COLUMN TYPE, looked for on every relation it reaches.
     SELECT array_agg(pt.relid ORDER BY pt.relid::text, a.attnum), array_agg(a.attnum ORDER BY pt.relid::text, a.attnum), array_agg(a.attname ORDER BY pt.relid::text, a.attnum)
     INTO c_rel, c_num, c_name
@@ -258,3 +260,40 @@ BEGIN
 END
 $fn$;
 
+-- snowflake_convert_citus_check(tbl, col, rels, cols): a helper of snowflake_convert_column(). When
+-- Citus is installed, it refuses what Citus's DDL propagation would refuse half-way: Citus cannot
+-- change a distribution column's default or type ("cannot execute ALTER TABLE command involving
+-- partition column"), so neither tbl.col (its default changes) nor any column it widens (rels,
+-- cols) may be the distribution column of a distributed table (reference tables and Citus local
+-- tables have none); and Citus cannot drop an identity ("alter table command is currently
+-- unsupported"), nor undistribute a table that has one, so an identity column of any Citus table
+-- is refused too, with the way that works. Without Citus it does nothing.
+CREATE FUNCTION snowflake_convert_citus_check(tbl regclass, col name, rels oid[], cols name[]) RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    d record;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RETURN;
+    END IF;
+    FOR d IN EXECUTE $q$
+        SELECT DISTINCT w.relid::regclass::text AS relid, w.attname, w.relid = $3 AS is_tbl
+        FROM unnest($1, $2) AS w(relid, attname) JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = w.relid
+        WHERE p.partkey IS NOT NULL AND pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) = w.attname
+        ORDER BY 3 DESC, 1$q$
+        USING ARRAY[tbl::oid] || rels, ARRAY[col] || cols, tbl::oid
+    LOOP
+        RAISE EXCEPTION '%', CASE WHEN d.is_tbl THEN format('column %s.%I is the distribution column of the Citus table %s', tbl, col, d.relid)
+                                  ELSE format('converting %s.%I would widen %s.%I, the distribution column of the Citus table %s', tbl, col, d.relid, d.attname, d.relid) END
+            USING ERRCODE = '0A000', HINT = format('Citus cannot change a distribution column''s type or default (cannot execute ALTER TABLE command involving partition column), and alter_distributed_table() cannot either. Undistribute the table, convert, and distribute it again, in one transaction: SELECT undistribute_table(%1$L); %2$s SELECT create_distributed_table(%1$L, %3$L); (undistribute_table moves its rows to the coordinator, and needs cascade_via_foreign_keys => true when foreign keys link it to other Citus tables: distribute those again too).',
+                d.relid, format('SELECT snowflake_convert_column(%L, %L, dry_run => false);', tbl::text, col), d.attname);
+    END LOOP;
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attidentity <> '')
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = tbl) THEN
+        RAISE EXCEPTION 'column %.% is an identity column of the Citus table %', tbl, quote_ident(col), tbl
+            USING ERRCODE = '0A000', HINT = format('Citus cannot drop an identity (alter table command is currently unsupported), and undistribute_table() refuses a table with one. Create a new table with %1$I bigint DEFAULT snowflake_nextval() (CREATE TABLE new (LIKE %2$s INCLUDING ALL EXCLUDING IDENTITY), then ALTER COLUMN %1$I SET DEFAULT), distribute it as %2$s is, copy the rows (INSERT ... SELECT), drop %2$s and rename the new table, in one transaction; foreign keys and views on %2$s are yours to move.', col, tbl);
+    END IF;
+END
+$fn$;

@@ -28,264 +28,19 @@ CREATE TYPE snowflake_stats AS (
     machine_id          integer,
     layout              text,
     stats_reset         timestamptz,
-    mark_ahead_ms       bigint
+    mark_ahead_ms       bigint,
+    writer_waits        bigint,
+    mark_wait_timeouts bigint,
+    writer_takeovers    bigint,
+    standby_waits       bigint,
+    standby_wait_timeouts bigint,
+    clock_waits         bigint,
+    clock_wait_timeouts bigint
 );
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
-RETURNS SETOF text
-LANGUAGE plpgsql VOLATILE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    ext_schema name;
-    rel record;
-    att record;
-    seq text;
-    default_expr text;
-    fk record;
-    part_keys int2[] := '{}';
-    keys_ok boolean;
-    -- Every column the conversion touches (the key and the foreign-key columns), and those it widens.
-    wide_rels oid[] := '{}';
-    wide_cols name[] := '{}';
-    -- The widened columns on every relation ALTER TABLE reaches (partitions included, where the
-    -- column may have another number than on the parent).
-    c_rel oid[];
-    c_num int2[];
-    c_name name[];
-    views oid[];
-    blocker text;
-    v record;
-    drop_ddl text[] := '{}';
-    create_ddl text[] := '{}';
-    ddl text[] := '{}';
-    stmt text;
-    target text := tbl::text || '.' || quote_ident(col);
-BEGIN
-    SELECT n.nspname INTO ext_schema
-    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_snowflake';
-    SELECT c.relkind, c.relpersistence, c.relispartition INTO rel FROM pg_class c WHERE c.oid = tbl;
-    IF rel.relispartition THEN
-        RAISE EXCEPTION 'table % is a partition of %', tbl, pg_partition_root(tbl)
-            USING ERRCODE = '0A000', HINT = format('Convert the partitioned table from its root: snowflake_convert_column(%L, %L) converts every partition.', pg_partition_root(tbl)::text, col);
-    END IF;
-    IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = tbl) THEN
-        RAISE EXCEPTION 'table % inherits from %', tbl, (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = tbl)
-            USING ERRCODE = '0A000', HINT = 'A column inherited from a parent table cannot change type on its own: convert it by hand from the parent (ALTER TABLE parent ALTER COLUMN ... TYPE bigint recurses).';
-    END IF;
-    IF rel.relkind NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION '% is not a table', tbl
-            USING ERRCODE = '42809', HINT = 'Name an ordinary or partitioned table whose key column has a sequence default.';
-    END IF;
-    IF rel.relpersistence = 't' THEN
-        RAISE EXCEPTION 'table % is temporary', tbl
-            USING ERRCODE = '0A000', HINT = 'A temporary table lives for one session: give it DEFAULT snowflake_nextval() when you create it.';
-    END IF;
-    SELECT a.attnum, a.atttypid, a.attidentity, a.attgenerated INTO att
-    FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column % does not exist', target
-            USING ERRCODE = '42703', HINT = 'Name the key column of the table, as \d shows it.';
-    END IF;
-    IF att.atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
-        RAISE EXCEPTION 'column % is of type %, not an integer', target, att.atttypid::regtype
-            USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns (serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
-    END IF;
-    default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = att.attnum), tbl);
-    IF att.attidentity = '' AND (default_expr IS NULL OR default_expr NOT LIKE 'nextval(%') THEN
-        RAISE EXCEPTION 'column % is not a serial, identity or DEFAULT nextval() column (its default: %)', target, coalesce(default_expr, 'none')
-            USING ERRCODE = '42804', HINT = 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
-    END IF;
-    -- A partitioned table's unique keys must hold its partition key columns: (id, region) is the key
-    -- of id on a table partitioned by region. Any other composite key is refused.
-    IF rel.relkind = 'p' THEN
-        SELECT pt.partattrs::int2[] INTO part_keys FROM pg_partitioned_table pt WHERE pt.partrelid = tbl;
-    END IF;
-    IF EXISTS (SELECT 1 FROM pg_constraint con WHERE con.conrelid = tbl AND con.contype IN ('p', 'u')
-               AND att.attnum = ANY (con.conkey) AND cardinality(con.conkey) > 1
-               AND NOT con.conkey::int2[] <@ (part_keys || att.attnum::int2)) THEN
-        RAISE EXCEPTION 'column % is part of a composite key', target
-            USING ERRCODE = '0A000', HINT = 'Only a single-column key can be converted (on a partitioned table, the key column and its partition key columns).';
-    END IF;
-    -- The columns it would alter: this one and every column whose foreign key references it (the
-    -- constraint of a partitioned table, not its copies on the partitions: the ALTER recurses).
-    FOR fk IN
-        SELECT con.conname, con.conrelid, con.conkey, con.confkey FROM pg_constraint con
-        WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
-    LOOP
-        IF cardinality(fk.confkey) > 1 AND NOT fk.confkey::int2[] <@ (part_keys || att.attnum::int2) THEN
-            RAISE EXCEPTION 'foreign key % on % references % in a composite key', fk.conname, fk.conrelid::regclass, target
-                USING ERRCODE = '0A000', HINT = 'Only a single-column key can be converted (on a partitioned table, the key column and its partition key columns).';
-        END IF;
-    END LOOP;
-    FOR rel IN
-        SELECT tbl::oid AS relid, att.attnum::int2 AS attnum, att.atttypid AS typ
-        UNION ALL
-        SELECT con.conrelid, con.conkey[array_position(con.confkey, att.attnum::int2)], a.atttypid FROM pg_constraint con
-        JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[array_position(con.confkey, att.attnum::int2)]
-        WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
-    LOOP
-        -- ALTER TABLE on a partitioned table alters every partition, and needs to own each.
-        SELECT string_agg(pt.relid::text, ', ' ORDER BY pt.level, pt.relid::text) INTO blocker
-        FROM (SELECT rel.relid::regclass AS relid, 0 AS level UNION SELECT relid, level FROM pg_partition_tree(rel.relid::regclass)) pt
-        JOIN pg_class c ON c.oid = pt.relid
-        WHERE NOT pg_has_role(c.relowner, 'USAGE');
-        IF blocker IS NOT NULL THEN
-            RAISE EXCEPTION 'permission denied: % is not owned by %', blocker, current_user
-                USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every table it alters (the table, its partitions and the tables whose foreign keys reference it).';
-        END IF;
-        IF rel.typ <> 'bigint'::regtype AND NOT EXISTS (SELECT 1 FROM unnest(wide_rels, wide_cols) AS w(relid, attname)
-                                                        WHERE w.relid = rel.relid AND w.attname = (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum)) THEN
-            wide_rels := wide_rels || rel.relid;
-            wide_cols := wide_cols || (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum);
-        END IF;
-    END LOOP;
-    -- What stops ALTER COLUMN TYPE, looked for on every relation it reaches.
-    SELECT array_agg(pt.relid ORDER BY pt.relid::text, a.attnum), array_agg(a.attnum ORDER BY pt.relid::text, a.attnum), array_agg(a.attname ORDER BY pt.relid::text, a.attnum)
-    INTO c_rel, c_num, c_name
-    FROM unnest(wide_rels, wide_cols) AS w(relid, attname) CROSS JOIN LATERAL (SELECT w.relid::regclass AS relid UNION SELECT relid FROM pg_partition_tree(w.relid::regclass)) pt
-    JOIN pg_attribute a ON a.attrelid = pt.relid AND a.attname = w.attname AND NOT a.attisdropped;
-    SELECT string_agg(format('%s (partition key of %s)', quote_ident(w.attname), w.relid::regclass), ', ') INTO blocker
-    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname) JOIN pg_partitioned_table pt ON pt.partrelid = w.relid
-    WHERE w.attnum = ANY (pt.partattrs::int2[]);
-    IF blocker IS NOT NULL THEN
-        RAISE EXCEPTION 'column % cannot be widened to bigint: %', target, blocker
-            USING ERRCODE = '0A000', HINT = 'PostgreSQL cannot change the type of a partition key column: create a table partitioned on a bigint column, copy the rows into it (INSERT ... SELECT), and convert that one.';
-    END IF;
-    -- A generated column depends on the columns it uses through its pg_attrdef entry (15+) or
-    -- directly, as a column of the same table (14).
-    SELECT string_agg(format('%s.%I (used by the generated column %I)', w.relid::regclass, w.attname, g.attname), ', ') INTO blocker
-    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
-    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum
-    LEFT JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
-    JOIN pg_attribute g ON g.attrelid = w.relid AND g.attnum <> w.attnum AND g.attgenerated <> '' AND g.attinhcount = 0
-                       AND ((d.classid = 'pg_attrdef'::regclass AND ad.adrelid = w.relid AND g.attnum = ad.adnum)
-                            OR (d.classid = 'pg_class'::regclass AND d.objid = w.relid AND g.attnum = d.objsubid));
-    IF blocker IS NOT NULL THEN
-        RAISE EXCEPTION 'generated columns use the columns that converting % widens: %', target, blocker
-            USING ERRCODE = '0A000', HINT = 'Drop the generated column, convert, and add it again (ALTER TABLE ... ADD COLUMN ... GENERATED ALWAYS AS (...) STORED computes it anew), in one transaction.';
-    END IF;
-    SELECT string_agg(DISTINCT format('%s.%I (used by the policy %I on %s)', w.relid::regclass, w.attname, p.polname, p.polrelid::regclass), ', ') INTO blocker
-    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
-    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_policy'::regclass
-    JOIN pg_policy p ON p.oid = d.objid;
-    IF blocker IS NOT NULL THEN
-        RAISE EXCEPTION 'row-level security policies use the columns that converting % widens: %', target, blocker
-            USING ERRCODE = '0A000', HINT = 'Save the policy''s definition (pg_policies), DROP POLICY, convert, and CREATE POLICY again, in one transaction.';
-    END IF;
-    SELECT string_agg(DISTINCT format('%s.%I (used by the trigger %I on %s)', w.relid::regclass, w.attname, t.tgname, t.tgrelid::regclass), ', ') INTO blocker
-    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
-    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_trigger'::regclass
-    JOIN pg_trigger t ON t.oid = d.objid;
-    IF blocker IS NOT NULL THEN
-        RAISE EXCEPTION 'triggers use the columns that converting % widens in their WHEN condition: %', target, blocker
-            USING ERRCODE = '0A000', HINT = 'Save the trigger''s definition (pg_get_triggerdef), DROP TRIGGER, convert, and create it again, in one transaction.';
-    END IF;
-    -- The views that use a widened column, and the views on those views: each with its depth
-    -- (dropped deepest first, created shallowest first).
-    WITH RECURSIVE uses(view, depth) AS (
-        SELECT r.ev_class, 0 FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
-        JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_rewrite'::regclass
-        JOIN pg_rewrite r ON r.oid = d.objid
-        WHERE r.ev_class <> w.relid
-        UNION ALL
-        SELECT r.ev_class, u.depth + 1 FROM uses u
-        JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = u.view AND d.classid = 'pg_rewrite'::regclass
-        JOIN pg_rewrite r ON r.oid = d.objid
-        WHERE r.ev_class <> u.view
-    )
-    SELECT array_agg(view ORDER BY depth, view::regclass::text) INTO views
-    FROM (SELECT view, max(depth) AS depth FROM uses GROUP BY view) u;
-    SELECT string_agg(c.oid::regclass::text, ', ' ORDER BY c.oid::regclass::text) INTO blocker
-    FROM unnest(views) x JOIN pg_class c ON c.oid = x WHERE c.relkind <> 'v';
-    IF blocker IS NOT NULL THEN
-        RAISE EXCEPTION 'materialized views or rules use the columns that converting % widens: %', target, blocker
-            USING ERRCODE = '0A000', HINT = 'A materialized view would have to be filled again: save its definition (pg_get_viewdef) and indexes, drop it, convert, create it again and REFRESH it. A rule: save it (pg_get_ruledef), drop it, convert, create it again.';
-    END IF;
-    IF views IS NOT NULL AND NOT recreate_views THEN
-        RAISE EXCEPTION 'views use the columns that converting % widens: %', target, (SELECT string_agg(x::regclass::text, ', ') FROM unnest(views) x)
-            USING ERRCODE = '2BP01', HINT = 'Their types cannot change under a view: recreate_views => true drops the views and creates them again (definition, options, owner, privileges, comments) in the same transaction.';
-    END IF;
-    FOR v IN SELECT c.oid, c.relowner, c.reloptions FROM unnest(views) WITH ORDINALITY AS x(oid, n) JOIN pg_class c ON c.oid = x.oid ORDER BY x.n LOOP
-        IF NOT pg_has_role(v.relowner, 'USAGE') THEN
-            RAISE EXCEPTION 'permission denied: view % is not owned by %', v.oid::regclass, current_user
-                USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every view it recreates, or as a role that is a member of their owners.';
-        END IF;
-        SELECT string_agg(what, ', ') INTO blocker FROM (
-            SELECT format('trigger %I', t.tgname) AS what FROM pg_trigger t WHERE t.tgrelid = v.oid
-            UNION ALL SELECT format('rule %I', r.rulename) FROM pg_rewrite r WHERE r.ev_class = v.oid AND r.rulename <> '_RETURN'
-            UNION ALL SELECT format('default of column %I', a.attname) FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid = v.oid
-        ) b;
-        IF blocker IS NOT NULL THEN
-            RAISE EXCEPTION 'view % has what recreating it would lose: %', v.oid::regclass, blocker
-                USING ERRCODE = '0A000', HINT = 'Save them, drop the view, convert with recreate_views => true, and add them again, in one transaction.';
-        END IF;
-        -- What else DROP VIEW would refuse to drop under it (a function's BEGIN ATOMIC body, a policy).
-        SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', ' ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid)) INTO blocker
-        FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = v.oid AND d.deptype = 'n' AND d.classid <> 'pg_rewrite'::regclass;
-        IF blocker IS NOT NULL THEN
-            RAISE EXCEPTION 'view % cannot be dropped and created again: it is used by %', v.oid::regclass, blocker
-                USING ERRCODE = '2BP01', HINT = 'Save their definitions, drop them, convert with recreate_views => true, and create them again, in one transaction.';
-        END IF;
-        drop_ddl := format('DROP VIEW %s', v.oid::regclass) || drop_ddl;
-        create_ddl := create_ddl || format('CREATE VIEW %s%s AS %s', v.oid::regclass,
-            (SELECT ' WITH (' || string_agg(format('%s=%L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ') || ')' FROM unnest(v.reloptions) o),
-            rtrim(pg_get_viewdef(v.oid), ';'));
-        create_ddl := create_ddl || format('ALTER VIEW %s OWNER TO %I', v.oid::regclass, pg_get_userbyid(v.relowner));
-        -- Privileges on the view and on its columns (the owner's own are those of any new view).
-        -- GRANT cannot name another grantor: a privilege granted by a role that held it WITH GRANT
-        -- OPTION is granted again by the owner (the same privilege, another grantor).
-        create_ddl := create_ddl || ARRAY(
-            SELECT format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
-                          CASE WHEN g.attname IS NULL THEN '' ELSE format(' (%I)', g.attname) END, v.oid::regclass,
-                          CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END,
-                          CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
-            FROM (SELECT NULL::name AS attname, 0 AS attnum, a.* FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = v.oid
-                  UNION ALL
-                  SELECT at.attname, at.attnum, a.* FROM pg_attribute at, aclexplode(at.attacl) a WHERE at.attrelid = v.oid AND at.attnum > 0) g
-            WHERE g.grantee <> v.relowner
-            GROUP BY g.attnum, g.attname, g.grantee, g.is_grantable
-            ORDER BY g.attnum, pg_get_userbyid(g.grantee), g.is_grantable);
-        create_ddl := create_ddl || ARRAY(
-            SELECT format('COMMENT ON VIEW %s IS %L', v.oid::regclass, obj_description(v.oid, 'pg_class'))
-            WHERE obj_description(v.oid, 'pg_class') IS NOT NULL
-            UNION ALL
-            SELECT format('COMMENT ON COLUMN %s.%I IS %L', v.oid::regclass, a.attname, col_description(v.oid, a.attnum))
-            FROM pg_attribute a WHERE a.attrelid = v.oid AND a.attnum > 0 AND col_description(v.oid, a.attnum) IS NOT NULL);
-    END LOOP;
-    ddl := drop_ddl;
-    FOR rel IN SELECT * FROM unnest(wide_rels, wide_cols) AS w(relid, attname) LOOP
-        ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', rel.relid::regclass, rel.attname);
-    END LOOP;
-    seq := pg_get_serial_sequence(tbl::text, col);
-    IF att.attidentity <> '' THEN
-        -- The identity's own sequence goes with it.
-        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col) || ddl;
-    ELSE
-        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col) || ddl;
-        IF seq IS NOT NULL THEN
-            ddl := ddl || CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
-                               ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END;
-        END IF;
-    END IF;
-    ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col, ext_schema);
-    ddl := ddl || create_ddl;
-    IF NOT dry_run THEN
-        -- Refuse before changing anything if this server cannot make ids.
-        EXECUTE format('SELECT %I.snowflake_layout()', ext_schema);
-        FOREACH stmt IN ARRAY ddl LOOP
-            EXECUTE stmt;
-        END LOOP;
-    END IF;
-    RETURN QUERY SELECT unnest(ddl);
-END
-$fn$;
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE FUNCTION snowflake_check_peers(peers text[], max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
+CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
 RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision, problems text[])
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -318,6 +73,9 @@ BEGIN
     IF timeout_s IS NULL OR timeout_s < 1 OR timeout_s > 3600 THEN
         RAISE EXCEPTION 'snowflake_check_peers(): timeout_s = % is out of range (1 to 3600 seconds)', coalesce(timeout_s::text, 'NULL')
             USING ERRCODE = '22023', HINT = 'It bounds the connection to each peer and each query on it; 5 by default.';
+    END IF;
+    IF peers IS NULL THEN
+        peers := @extschema@.snowflake_citus_nodes();
     END IF;
     SELECT s.machine_id, s.layout INTO me FROM @extschema@.snowflake_stats() s;
     -- A server is its cluster (system identifier) running since a given moment: this server reached
@@ -458,6 +216,307 @@ BEGIN
     EXECUTE format('SELECT %I.dblink_get_connections()', dblink_schema) INTO names;
     IF link = ANY (coalesce(names, '{}')) THEN
         EXECUTE format('SELECT %I.dblink_disconnect($1)', dblink_schema) USING link;
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_citus_nodes() RETURNS text[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    nodes text[];
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers needs a Citus coordinator, and Citus is not installed in database %', current_database()
+            USING ERRCODE = '55000', HINT = 'Name the servers to check: snowflake_check_peers(ARRAY[''host=db2 dbname=app'', ''service=db3'']).';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group WHERE groupid = 0) THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers runs on the Citus coordinator, and this node is a worker (group %)', (SELECT groupid FROM pg_catalog.pg_dist_local_group)
+            USING ERRCODE = '55000', HINT = 'Run it on the coordinator, which checks every node of pg_dist_node, or name the servers to check: snowflake_check_peers(ARRAY[''host=... port=... dbname=...'']).';
+    END IF;
+    -- A value in a connection string is quoted when it has to be (libpq's rules).
+    SELECT coalesce(array_agg(format('host=%s port=%s dbname=%s user=%s', v[1], n.nodeport, v[2], v[3]) ORDER BY n.groupid, n.nodeid), '{}')
+    INTO nodes
+    FROM pg_catalog.pg_dist_node n,
+         LATERAL (SELECT array_agg(CASE WHEN x ~ '^[^\s''\\]+$' THEN x ELSE '''' || replace(replace(x, '\', '\\'), '''', '\''') || '''' END ORDER BY o) AS v
+                  FROM unnest(ARRAY[n.nodename, current_database(), current_user::text]) WITH ORDINALITY AS u(x, o)) q
+    WHERE n.isactive AND n.noderole = 'primary' AND n.groupid <> 0;
+    RETURN nodes;
+END
+$fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    ext_schema name;
+    rel record;
+    att record;
+    seq text;
+    default_expr text;
+    fk record;
+    -- Every column the conversion touches (the key and the foreign-key columns), and those it widens.
+    wide_rels oid[] := '{}';
+    wide_cols name[] := '{}';
+    -- The widened columns on every relation ALTER TABLE reaches (partitions included, where the
+    -- column may have another number than on the parent).
+    c_rel oid[];
+    c_num int2[];
+    c_name name[];
+    views oid[];
+    blocker text;
+    v record;
+    drop_ddl text[] := '{}';
+    create_ddl text[] := '{}';
+    ddl text[] := '{}';
+    stmt text;
+    target text := tbl::text || '.' || quote_ident(col);
+BEGIN
+    SELECT n.nspname INTO ext_schema
+    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_snowflake';
+    SELECT c.relkind, c.relpersistence, c.relispartition INTO rel FROM pg_class c WHERE c.oid = tbl;
+    IF rel.relispartition THEN
+        RAISE EXCEPTION 'table % is a partition of %', tbl, pg_partition_root(tbl)
+            USING ERRCODE = '0A000', HINT = format('Convert the partitioned table from its root: snowflake_convert_column(%L, %L) converts every partition.', pg_partition_root(tbl)::text, col);
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = tbl) THEN
+        RAISE EXCEPTION 'table % inherits from %', tbl, (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = tbl)
+            USING ERRCODE = '0A000', HINT = 'A column inherited from a parent table cannot change type on its own: convert it by hand from the parent (ALTER TABLE parent ALTER COLUMN ... TYPE bigint recurses).';
+    END IF;
+    IF rel.relkind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '% is not a table', tbl
+            USING ERRCODE = '42809', HINT = 'Name an ordinary or partitioned table whose key column has a sequence default.';
+    END IF;
+    IF rel.relpersistence = 't' THEN
+        RAISE EXCEPTION 'table % is temporary', tbl
+            USING ERRCODE = '0A000', HINT = 'A temporary table lives for one session: give it DEFAULT snowflake_nextval() when you create it.';
+    END IF;
+    SELECT a.attnum, a.atttypid, a.attidentity, a.attgenerated INTO att
+    FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column % does not exist', target
+            USING ERRCODE = '42703', HINT = 'Name the key column of the table, as \d shows it.';
+    END IF;
+    IF att.atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
+        RAISE EXCEPTION 'column % is of type %, not an integer', target, att.atttypid::regtype
+            USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns (serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
+    END IF;
+    default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = att.attnum), tbl);
+    IF att.attidentity = '' AND (default_expr IS NULL OR default_expr NOT LIKE 'nextval(%') THEN
+        RAISE EXCEPTION 'column % is not a serial, identity or DEFAULT nextval() column (its default: %)', target, coalesce(default_expr, 'none')
+            USING ERRCODE = '42804', HINT = 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
+    END IF;
+    -- The columns it would alter: this one and every column whose foreign key references it (the
+    -- constraint of a partitioned table, not its copies on the partitions: the ALTER recurses). Of a
+    -- foreign key on a composite key ((tenant_id, parent_id) REFERENCES (tenant_id, id)), only the
+    -- column matching this one. A foreign key declared on a partition or an inheriting table has
+    -- an inherited column, which cannot change type there, only with its parent.
+    FOR fk IN
+        SELECT con.conname, con.conrelid, a.attname, a.atttypid FROM pg_constraint con
+        JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[array_position(con.confkey, att.attnum::int2)]
+        WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
+          AND a.attinhcount > 0 AND a.atttypid <> 'bigint'::regtype
+        ORDER BY con.conrelid::regclass::text, con.conname
+    LOOP
+        RAISE EXCEPTION 'foreign key % on % references %, but its column %.% is inherited from %', fk.conname, fk.conrelid::regclass, target,
+                fk.conrelid::regclass, quote_ident(fk.attname), (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = fk.conrelid)
+            USING ERRCODE = '0A000', HINT = 'An inherited column changes type only with its parent: widen it there first (ALTER TABLE parent ALTER COLUMN ... TYPE bigint reaches every partition or child), in the same transaction, then convert.';
+    END LOOP;
+    FOR rel IN
+        SELECT tbl::oid AS relid, att.attnum::int2 AS attnum, att.atttypid AS typ
+        UNION ALL
+        SELECT con.conrelid, con.conkey[array_position(con.confkey, att.attnum::int2)], a.atttypid FROM pg_constraint con
+        JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[array_position(con.confkey, att.attnum::int2)]
+        WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
+    LOOP
+        -- ALTER TABLE on a partitioned table alters every partition, and needs to own each.
+        SELECT string_agg(pt.relid::text, ', ' ORDER BY pt.level, pt.relid::text) INTO blocker
+        FROM (SELECT rel.relid::regclass AS relid, 0 AS level UNION SELECT relid, level FROM pg_partition_tree(rel.relid::regclass)) pt
+        JOIN pg_class c ON c.oid = pt.relid
+        WHERE NOT pg_has_role(c.relowner, 'USAGE');
+        IF blocker IS NOT NULL THEN
+            RAISE EXCEPTION 'permission denied: % is not owned by %', blocker, current_user
+                USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every table it alters (the table, its partitions and the tables whose foreign keys reference it).';
+        END IF;
+        IF rel.typ <> 'bigint'::regtype AND NOT EXISTS (SELECT 1 FROM unnest(wide_rels, wide_cols) AS w(relid, attname)
+                                                        WHERE w.relid = rel.relid AND w.attname = (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum)) THEN
+            wide_rels := wide_rels || rel.relid;
+            wide_cols := wide_cols || (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum);
+        END IF;
+    END LOOP;
+    -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
+    PERFORM @extschema@.snowflake_convert_citus_check(tbl, col, wide_rels, wide_cols);
+    -- What stops ALTER COLUMN TYPE, looked for on every relation it reaches.
+    SELECT array_agg(pt.relid ORDER BY pt.relid::text, a.attnum), array_agg(a.attnum ORDER BY pt.relid::text, a.attnum), array_agg(a.attname ORDER BY pt.relid::text, a.attnum)
+    INTO c_rel, c_num, c_name
+    FROM unnest(wide_rels, wide_cols) AS w(relid, attname) CROSS JOIN LATERAL (SELECT w.relid::regclass AS relid UNION SELECT relid FROM pg_partition_tree(w.relid::regclass)) pt
+    JOIN pg_attribute a ON a.attrelid = pt.relid AND a.attname = w.attname AND NOT a.attisdropped;
+    SELECT string_agg(format('%s (partition key of %s)', quote_ident(w.attname), w.relid::regclass), ', ') INTO blocker
+    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname) JOIN pg_partitioned_table pt ON pt.partrelid = w.relid
+    WHERE w.attnum = ANY (pt.partattrs::int2[]);
+    IF blocker IS NOT NULL THEN
+        RAISE EXCEPTION 'column % cannot be widened to bigint: %', target, blocker
+            USING ERRCODE = '0A000', HINT = 'PostgreSQL cannot change the type of a partition key column: create a table partitioned on a bigint column, copy the rows into it (INSERT ... SELECT), and convert that one.';
+    END IF;
+    -- A generated column depends on the columns it uses through its pg_attrdef entry (15+) or
+    -- directly, as a column of the same table (14).
+    SELECT string_agg(format('%s.%I (used by the generated column %I)', w.relid::regclass, w.attname, g.attname), ', ') INTO blocker
+    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
+    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum
+    LEFT JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
+    JOIN pg_attribute g ON g.attrelid = w.relid AND g.attnum <> w.attnum AND g.attgenerated <> '' AND g.attinhcount = 0
+                       AND ((d.classid = 'pg_attrdef'::regclass AND ad.adrelid = w.relid AND g.attnum = ad.adnum)
+                            OR (d.classid = 'pg_class'::regclass AND d.objid = w.relid AND g.attnum = d.objsubid));
+    IF blocker IS NOT NULL THEN
+        RAISE EXCEPTION 'generated columns use the columns that converting % widens: %', target, blocker
+            USING ERRCODE = '0A000', HINT = 'Drop the generated column, convert, and add it again (ALTER TABLE ... ADD COLUMN ... GENERATED ALWAYS AS (...) STORED computes it anew), in one transaction.';
+    END IF;
+    SELECT string_agg(DISTINCT format('%s.%I (used by the policy %I on %s)', w.relid::regclass, w.attname, p.polname, p.polrelid::regclass), ', ') INTO blocker
+    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
+    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_policy'::regclass
+    JOIN pg_policy p ON p.oid = d.objid;
+    IF blocker IS NOT NULL THEN
+        RAISE EXCEPTION 'row-level security policies use the columns that converting % widens: %', target, blocker
+            USING ERRCODE = '0A000', HINT = 'Save the policy''s definition (pg_policies), DROP POLICY, convert, and CREATE POLICY again, in one transaction.';
+    END IF;
+    SELECT string_agg(DISTINCT format('%s.%I (used by the trigger %I on %s)', w.relid::regclass, w.attname, t.tgname, t.tgrelid::regclass), ', ') INTO blocker
+    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
+    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_trigger'::regclass
+    JOIN pg_trigger t ON t.oid = d.objid;
+    IF blocker IS NOT NULL THEN
+        RAISE EXCEPTION 'triggers use the columns that converting % widens in their WHEN condition: %', target, blocker
+            USING ERRCODE = '0A000', HINT = 'Save the trigger''s definition (pg_get_triggerdef), DROP TRIGGER, convert, and create it again, in one transaction.';
+    END IF;
+    -- The views that use a widened column, and the views on those views: each with its depth
+    -- (dropped deepest first, created shallowest first).
+    WITH RECURSIVE uses(view, depth) AS (
+        SELECT r.ev_class, 0 FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
+        JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_rewrite'::regclass
+        JOIN pg_rewrite r ON r.oid = d.objid
+        WHERE r.ev_class <> w.relid
+        UNION ALL
+        SELECT r.ev_class, u.depth + 1 FROM uses u
+        JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = u.view AND d.classid = 'pg_rewrite'::regclass
+        JOIN pg_rewrite r ON r.oid = d.objid
+        WHERE r.ev_class <> u.view
+    )
+    SELECT array_agg(view ORDER BY depth, view::regclass::text) INTO views
+    FROM (SELECT view, max(depth) AS depth FROM uses GROUP BY view) u;
+    SELECT string_agg(c.oid::regclass::text, ', ' ORDER BY c.oid::regclass::text) INTO blocker
+    FROM unnest(views) x JOIN pg_class c ON c.oid = x WHERE c.relkind <> 'v';
+    IF blocker IS NOT NULL THEN
+        RAISE EXCEPTION 'materialized views or rules use the columns that converting % widens: %', target, blocker
+            USING ERRCODE = '0A000', HINT = 'A materialized view would have to be filled again: save its definition (pg_get_viewdef) and indexes, drop it, convert, create it again and REFRESH it. A rule: save it (pg_get_ruledef), drop it, convert, create it again.';
+    END IF;
+    IF views IS NOT NULL AND NOT recreate_views THEN
+        RAISE EXCEPTION 'views use the columns that converting % widens: %', target, (SELECT string_agg(x::regclass::text, ', ') FROM unnest(views) x)
+            USING ERRCODE = '2BP01', HINT = 'Their types cannot change under a view: recreate_views => true drops the views and creates them again (definition, options, owner, privileges, comments) in the same transaction.';
+    END IF;
+    FOR v IN SELECT c.oid, c.relowner, c.reloptions FROM unnest(views) WITH ORDINALITY AS x(oid, n) JOIN pg_class c ON c.oid = x.oid ORDER BY x.n LOOP
+        IF NOT pg_has_role(v.relowner, 'USAGE') THEN
+            RAISE EXCEPTION 'permission denied: view % is not owned by %', v.oid::regclass, current_user
+                USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every view it recreates, or as a role that is a member of their owners.';
+        END IF;
+        SELECT string_agg(what, ', ') INTO blocker FROM (
+            SELECT format('trigger %I', t.tgname) AS what FROM pg_trigger t WHERE t.tgrelid = v.oid
+            UNION ALL SELECT format('rule %I', r.rulename) FROM pg_rewrite r WHERE r.ev_class = v.oid AND r.rulename <> '_RETURN'
+            UNION ALL SELECT format('default of column %I', a.attname) FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid = v.oid
+        ) b;
+        IF blocker IS NOT NULL THEN
+            RAISE EXCEPTION 'view % has what recreating it would lose: %', v.oid::regclass, blocker
+                USING ERRCODE = '0A000', HINT = 'Save them, drop the view, convert with recreate_views => true, and add them again, in one transaction.';
+        END IF;
+        -- What else DROP VIEW would refuse to drop under it (a function's BEGIN ATOMIC body, a policy).
+        SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', ' ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid)) INTO blocker
+        FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = v.oid AND d.deptype = 'n' AND d.classid <> 'pg_rewrite'::regclass;
+        IF blocker IS NOT NULL THEN
+            RAISE EXCEPTION 'view % cannot be dropped and created again: it is used by %', v.oid::regclass, blocker
+                USING ERRCODE = '2BP01', HINT = 'Save their definitions, drop them, convert with recreate_views => true, and create them again, in one transaction.';
+        END IF;
+        drop_ddl := format('DROP VIEW %s', v.oid::regclass) || drop_ddl;
+        create_ddl := create_ddl || format('CREATE VIEW %s%s AS %s', v.oid::regclass,
+            (SELECT ' WITH (' || string_agg(format('%s=%L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ') || ')' FROM unnest(v.reloptions) o),
+            rtrim(pg_get_viewdef(v.oid), ';'));
+        create_ddl := create_ddl || format('ALTER VIEW %s OWNER TO %I', v.oid::regclass, pg_get_userbyid(v.relowner));
+        -- Privileges on the view and on its columns (the owner's own are those of any new view).
+        -- GRANT cannot name another grantor: a privilege granted by a role that held it WITH GRANT
+        -- OPTION is granted again by the owner (the same privilege, another grantor).
+        create_ddl := create_ddl || ARRAY(
+            SELECT format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
+                          CASE WHEN g.attname IS NULL THEN '' ELSE format(' (%I)', g.attname) END, v.oid::regclass,
+                          CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END,
+                          CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+            FROM (SELECT NULL::name AS attname, 0 AS attnum, a.* FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = v.oid
+                  UNION ALL
+                  SELECT at.attname, at.attnum, a.* FROM pg_attribute at, aclexplode(at.attacl) a WHERE at.attrelid = v.oid AND at.attnum > 0) g
+            WHERE g.grantee <> v.relowner
+            GROUP BY g.attnum, g.attname, g.grantee, g.is_grantable
+            ORDER BY g.attnum, pg_get_userbyid(g.grantee), g.is_grantable);
+        create_ddl := create_ddl || ARRAY(
+            SELECT format('COMMENT ON VIEW %s IS %L', v.oid::regclass, obj_description(v.oid, 'pg_class'))
+            WHERE obj_description(v.oid, 'pg_class') IS NOT NULL
+            UNION ALL
+            SELECT format('COMMENT ON COLUMN %s.%I IS %L', v.oid::regclass, a.attname, col_description(v.oid, a.attnum))
+            FROM pg_attribute a WHERE a.attrelid = v.oid AND a.attnum > 0 AND col_description(v.oid, a.attnum) IS NOT NULL);
+    END LOOP;
+    ddl := drop_ddl;
+    FOR rel IN SELECT * FROM unnest(wide_rels, wide_cols) AS w(relid, attname) LOOP
+        ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', rel.relid::regclass, rel.attname);
+    END LOOP;
+    seq := pg_get_serial_sequence(tbl::text, col);
+    IF att.attidentity <> '' THEN
+        -- The identity's own sequence goes with it.
+        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col) || ddl;
+    ELSE
+        -- The sequence goes (or is let go) before any type changes: Citus refuses ALTER COLUMN TYPE
+        -- on a column that owns a sequence.
+        IF seq IS NOT NULL THEN
+            ddl := CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
+                        ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END || ddl;
+        END IF;
+        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col) || ddl;
+    END IF;
+    ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col, ext_schema);
+    ddl := ddl || create_ddl;
+    IF NOT dry_run THEN
+        -- Refuse before changing anything if this server cannot make ids.
+        EXECUTE format('SELECT %I.snowflake_layout()', ext_schema);
+        FOREACH stmt IN ARRAY ddl LOOP
+            EXECUTE stmt;
+        END LOOP;
+    END IF;
+    RETURN QUERY SELECT unnest(ddl);
+END
+$fn$;
+CREATE FUNCTION snowflake_convert_citus_check(tbl regclass, col name, rels oid[], cols name[]) RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    d record;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RETURN;
+    END IF;
+    FOR d IN EXECUTE $q$
+        SELECT DISTINCT w.relid::regclass::text AS relid, w.attname, w.relid = $3 AS is_tbl
+        FROM unnest($1, $2) AS w(relid, attname) JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = w.relid
+        WHERE p.partkey IS NOT NULL AND pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) = w.attname
+        ORDER BY 3 DESC, 1$q$
+        USING ARRAY[tbl::oid] || rels, ARRAY[col] || cols, tbl::oid
+    LOOP
+        RAISE EXCEPTION '%', CASE WHEN d.is_tbl THEN format('column %s.%I is the distribution column of the Citus table %s', tbl, col, d.relid)
+                                  ELSE format('converting %s.%I would widen %s.%I, the distribution column of the Citus table %s', tbl, col, d.relid, d.attname, d.relid) END
+            USING ERRCODE = '0A000', HINT = format('Citus cannot change a distribution column''s type or default (cannot execute ALTER TABLE command involving partition column), and alter_distributed_table() cannot either. Undistribute the table, convert, and distribute it again, in one transaction: SELECT undistribute_table(%1$L); %2$s SELECT create_distributed_table(%1$L, %3$L); (undistribute_table moves its rows to the coordinator, and needs cascade_via_foreign_keys => true when foreign keys link it to other Citus tables: distribute those again too).',
+                d.relid, format('SELECT snowflake_convert_column(%L, %L, dry_run => false);', tbl::text, col), d.attname);
+    END LOOP;
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attidentity <> '')
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = tbl) THEN
+        RAISE EXCEPTION 'column %.% is an identity column of the Citus table %', tbl, quote_ident(col), tbl
+            USING ERRCODE = '0A000', HINT = format('Citus cannot drop an identity (alter table command is currently unsupported), and undistribute_table() refuses a table with one. Create a new table with %1$I bigint DEFAULT snowflake_nextval() (CREATE TABLE new (LIKE %2$s INCLUDING ALL EXCLUDING IDENTITY), then ALTER COLUMN %1$I SET DEFAULT), distribute it as %2$s is, copy the rows (INSERT ... SELECT), drop %2$s and rename the new table, in one transaction; foreign keys and views on %2$s are yours to move.', col, tbl);
     END IF;
 END
 $fn$;
