@@ -24,7 +24,9 @@
 --   search_path = pg_catalog, pg_temp;
 -- - this server, listed as a peer, or one server listed twice, is recognised by its system
 --   identifier and postmaster start time, and counted once.
-CREATE FUNCTION snowflake_check_peers(peers text[], max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
+-- Without peers (NULL), on a Citus coordinator: every active primary node of pg_dist_node
+-- (snowflake_citus_nodes()); elsewhere refused.
+CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
 RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision, problems text[])
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -57,6 +59,9 @@ BEGIN
     IF timeout_s IS NULL OR timeout_s < 1 OR timeout_s > 3600 THEN
         RAISE EXCEPTION 'snowflake_check_peers(): timeout_s = % is out of range (1 to 3600 seconds)', coalesce(timeout_s::text, 'NULL')
             USING ERRCODE = '22023', HINT = 'It bounds the connection to each peer and each query on it; 5 by default.';
+    END IF;
+    IF peers IS NULL THEN
+        peers := @extschema@.snowflake_citus_nodes();
     END IF;
     SELECT s.machine_id, s.layout INTO me FROM @extschema@.snowflake_stats() s;
     -- A server is its cluster (system identifier) running since a given moment: this server reached
@@ -198,5 +203,33 @@ BEGIN
     IF link = ANY (coalesce(names, '{}')) THEN
         EXECUTE format('SELECT %I.dblink_disconnect($1)', dblink_schema) USING link;
     END IF;
+END
+$fn$;
+
+-- The peers of snowflake_check_peers() without peers: on a Citus coordinator, a connection string
+-- (host, port, this database, this user) for each active primary node of pg_dist_node but the
+-- coordinator itself (group 0, this server). Refused without Citus, and on a worker.
+CREATE FUNCTION snowflake_citus_nodes() RETURNS text[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    nodes text[];
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers needs a Citus coordinator, and Citus is not installed in database %', current_database()
+            USING ERRCODE = '55000', HINT = 'Name the servers to check: snowflake_check_peers(ARRAY[''host=db2 dbname=app'', ''service=db3'']).';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group WHERE groupid = 0) THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers runs on the Citus coordinator, and this node is a worker (group %)', (SELECT groupid FROM pg_catalog.pg_dist_local_group)
+            USING ERRCODE = '55000', HINT = 'Run it on the coordinator, which checks every node of pg_dist_node, or name the servers to check: snowflake_check_peers(ARRAY[''host=... port=... dbname=...'']).';
+    END IF;
+    -- A value in a connection string is quoted when it has to be (libpq's rules).
+    SELECT coalesce(array_agg(format('host=%s port=%s dbname=%s user=%s', v[1], n.nodeport, v[2], v[3]) ORDER BY n.groupid, n.nodeid), '{}')
+    INTO nodes
+    FROM pg_catalog.pg_dist_node n,
+         LATERAL (SELECT array_agg(CASE WHEN x ~ '^[^\s''\\]+$' THEN x ELSE '''' || replace(replace(x, '\', '\\'), '''', '\''') || '''' END ORDER BY o) AS v
+                  FROM unnest(ARRAY[n.nodename, current_database(), current_user::text]) WITH ORDINALITY AS u(x, o)) q
+    WHERE n.isactive AND n.noderole = 'primary' AND n.groupid <> 0;
+    RETURN nodes;
 END
 $fn$;

@@ -63,7 +63,9 @@ STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_dbli
 --   search_path = pg_catalog, pg_temp;
 -- - this server, listed as a peer, or one server listed twice, is recognised by its system
 --   identifier and postmaster start time, and counted once.
-CREATE FUNCTION snowflake_check_peers(peers text[], max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
+-- Without peers (NULL), on a Citus coordinator: every active primary node of pg_dist_node
+-- (snowflake_citus_nodes()); elsewhere refused.
+CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
 RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision, problems text[])
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -96,6 +98,9 @@ BEGIN
     IF timeout_s IS NULL OR timeout_s < 1 OR timeout_s > 3600 THEN
         RAISE EXCEPTION 'snowflake_check_peers(): timeout_s = % is out of range (1 to 3600 seconds)', coalesce(timeout_s::text, 'NULL')
             USING ERRCODE = '22023', HINT = 'It bounds the connection to each peer and each query on it; 5 by default.';
+    END IF;
+    IF peers IS NULL THEN
+        peers := @extschema@.snowflake_citus_nodes();
     END IF;
     SELECT s.machine_id, s.layout INTO me FROM @extschema@.snowflake_stats() s;
     -- A server is its cluster (system identifier) running since a given moment: this server reached
@@ -237,6 +242,34 @@ BEGIN
     IF link = ANY (coalesce(names, '{}')) THEN
         EXECUTE format('SELECT %I.dblink_disconnect($1)', dblink_schema) USING link;
     END IF;
+END
+$fn$;
+
+-- The peers of snowflake_check_peers() without peers: on a Citus coordinator, a connection string
+-- (host, port, this database, this user) for each active primary node of pg_dist_node but the
+-- coordinator itself (group 0, this server). Refused without Citus, and on a worker.
+CREATE FUNCTION snowflake_citus_nodes() RETURNS text[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    nodes text[];
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers needs a Citus coordinator, and Citus is not installed in database %', current_database()
+            USING ERRCODE = '55000', HINT = 'Name the servers to check: snowflake_check_peers(ARRAY[''host=db2 dbname=app'', ''service=db3'']).';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group WHERE groupid = 0) THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers runs on the Citus coordinator, and this node is a worker (group %)', (SELECT groupid FROM pg_catalog.pg_dist_local_group)
+            USING ERRCODE = '55000', HINT = 'Run it on the coordinator, which checks every node of pg_dist_node, or name the servers to check: snowflake_check_peers(ARRAY[''host=... port=... dbname=...'']).';
+    END IF;
+    -- A value in a connection string is quoted when it has to be (libpq's rules).
+    SELECT coalesce(array_agg(format('host=%s port=%s dbname=%s user=%s', v[1], n.nodeport, v[2], v[3]) ORDER BY n.groupid, n.nodeid), '{}')
+    INTO nodes
+    FROM pg_catalog.pg_dist_node n,
+         LATERAL (SELECT array_agg(CASE WHEN x ~ '^[^\s''\\]+$' THEN x ELSE '''' || replace(replace(x, '\', '\\'), '''', '\''') || '''' END ORDER BY o) AS v
+                  FROM unnest(ARRAY[n.nodename, current_database(), current_user::text]) WITH ORDINALITY AS u(x, o)) q
+    WHERE n.isactive AND n.noderole = 'primary' AND n.groupid <> 0;
+    RETURN nodes;
 END
 $fn$;
 
@@ -425,9 +458,11 @@ COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interva
 -- What it cannot do safely it refuses, naming the object, before changing anything: a partition
 -- (name its root), temporary tables, tables the calling role does not own itself (superuser power
 -- or membership in the owner is not enough: ALTER COLUMN TYPE runs the tables' CHECK constraints
--- as the caller), views the user does not own, composite keys (but a
--- partitioned table's key may add its partition key columns), a widened column in a partition key,
+-- as the caller), views the user does not own, a widened column in a partition key or inherited
+-- from a parent (a foreign key declared on a partition or child table),
 -- materialized views, generated columns, policies and triggers that use a widened column.
+-- A key column may be part of a composite key ((tenant_id, id), (id, region)): only it changes, and
+-- of a foreign key that references the composite key only its column that matches it.
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
 RETURNS SETOF text
 LANGUAGE plpgsql VOLATILE STRICT
@@ -440,8 +475,6 @@ DECLARE
     seq text;
     default_expr text;
     fk record;
-    part_keys int2[] := '{}';
-    keys_ok boolean;
     -- Every column the conversion touches (the key and the foreign-key columns), and those it widens.
     wide_rels oid[] := '{}';
     wide_cols name[] := '{}';
@@ -493,27 +526,21 @@ BEGIN
         RAISE EXCEPTION 'column % is not a serial, identity or DEFAULT nextval() column (its default: %)', target, coalesce(default_expr, 'none')
             USING ERRCODE = '42804', HINT = 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
     END IF;
-    -- A partitioned table's unique keys must hold its partition key columns: (id, region) is the key
-    -- of id on a table partitioned by region. Any other composite key is refused.
-    IF rel.relkind = 'p' THEN
-        SELECT pt.partattrs::int2[] INTO part_keys FROM pg_partitioned_table pt WHERE pt.partrelid = tbl;
-    END IF;
-    IF EXISTS (SELECT 1 FROM pg_constraint con WHERE con.conrelid = tbl AND con.contype IN ('p', 'u')
-               AND att.attnum = ANY (con.conkey) AND cardinality(con.conkey) > 1
-               AND NOT con.conkey::int2[] <@ (part_keys || att.attnum::int2)) THEN
-        RAISE EXCEPTION 'column % is part of a composite key', target
-            USING ERRCODE = '0A000', HINT = 'Only a single-column key can be converted (on a partitioned table, the key column and its partition key columns).';
-    END IF;
     -- The columns it would alter: this one and every column whose foreign key references it (the
-    -- constraint of a partitioned table, not its copies on the partitions: the ALTER recurses).
+    -- constraint of a partitioned table, not its copies on the partitions: the ALTER recurses). Of a
+    -- foreign key on a composite key ((tenant_id, parent_id) REFERENCES (tenant_id, id)), only the
+    -- column matching this one. A foreign key declared on a partition or an inheriting table has
+    -- an inherited column, which cannot change type there, only with its parent.
     FOR fk IN
-        SELECT con.conname, con.conrelid, con.conkey, con.confkey FROM pg_constraint con
+        SELECT con.conname, con.conrelid, a.attname, a.atttypid FROM pg_constraint con
+        JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[array_position(con.confkey, att.attnum::int2)]
         WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
+          AND a.attinhcount > 0 AND a.atttypid <> 'bigint'::regtype
+        ORDER BY con.conrelid::regclass::text, con.conname
     LOOP
-        IF cardinality(fk.confkey) > 1 AND NOT fk.confkey::int2[] <@ (part_keys || att.attnum::int2) THEN
-            RAISE EXCEPTION 'foreign key % on % references % in a composite key', fk.conname, fk.conrelid::regclass, target
-                USING ERRCODE = '0A000', HINT = 'Only a single-column key can be converted (on a partitioned table, the key column and its partition key columns).';
-        END IF;
+        RAISE EXCEPTION 'foreign key % on % references %, but its column %.% is inherited from %', fk.conname, fk.conrelid::regclass, target,
+                fk.conrelid::regclass, quote_ident(fk.attname), (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = fk.conrelid)
+            USING ERRCODE = '0A000', HINT = 'An inherited column changes type only with its parent: widen it there first (ALTER TABLE parent ALTER COLUMN ... TYPE bigint reaches every partition or child), in the same transaction, then convert.';
     END LOOP;
     FOR rel IN
         SELECT tbl::oid AS relid, att.attnum::int2 AS attnum, att.atttypid AS typ
@@ -544,6 +571,8 @@ BEGIN
             wide_cols := wide_cols || (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum);
         END IF;
     END LOOP;
+    -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
+    PERFORM @extschema@.snowflake_convert_citus_check(tbl, col, wide_rels, wide_cols);
     -- What stops ALTER COLUMN TYPE, looked for on every relation it reaches.
     SELECT array_agg(pt.relid ORDER BY pt.relid::text, a.attnum), array_agg(a.attnum ORDER BY pt.relid::text, a.attnum), array_agg(a.attname ORDER BY pt.relid::text, a.attnum)
     INTO c_rel, c_num, c_name
@@ -666,11 +695,13 @@ BEGIN
         -- The identity's own sequence goes with it.
         ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col) || ddl;
     ELSE
-        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col) || ddl;
+        -- The sequence goes (or is let go) before any type changes: Citus refuses ALTER COLUMN TYPE
+        -- on a column that owns a sequence.
         IF seq IS NOT NULL THEN
-            ddl := ddl || CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
-                               ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END;
+            ddl := CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
+                        ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END || ddl;
         END IF;
+        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col) || ddl;
     END IF;
     ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col, ext_schema);
     ddl := ddl || create_ddl;
@@ -684,5 +715,44 @@ BEGIN
     RETURN QUERY SELECT unnest(ddl);
 END
 $fn$;
+
+-- snowflake_convert_citus_check(tbl, col, rels, cols): a helper of snowflake_convert_column(). When
+-- Citus is installed, it refuses what Citus's DDL propagation would refuse half-way: Citus cannot
+-- change a distribution column's default or type ("cannot execute ALTER TABLE command involving
+-- partition column"), so neither tbl.col (its default changes) nor any column it widens (rels,
+-- cols) may be the distribution column of a distributed table (reference tables and Citus local
+-- tables have none); and Citus cannot drop an identity ("alter table command is currently
+-- unsupported"), nor undistribute a table that has one, so an identity column of any Citus table
+-- is refused too, with the way that works. Without Citus it does nothing.
+CREATE FUNCTION snowflake_convert_citus_check(tbl regclass, col name, rels oid[], cols name[]) RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    d record;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RETURN;
+    END IF;
+    FOR d IN EXECUTE $q$
+        SELECT DISTINCT w.relid::regclass::text AS relid, w.attname, w.relid = $3 AS is_tbl
+        FROM unnest($1, $2) AS w(relid, attname) JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = w.relid
+        WHERE p.partkey IS NOT NULL AND pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) = w.attname
+        ORDER BY 3 DESC, 1$q$
+        USING ARRAY[tbl::oid] || rels, ARRAY[col] || cols, tbl::oid
+    LOOP
+        RAISE EXCEPTION '%', CASE WHEN d.is_tbl THEN format('column %s.%I is the distribution column of the Citus table %s', tbl, col, d.relid)
+                                  ELSE format('converting %s.%I would widen %s.%I, the distribution column of the Citus table %s', tbl, col, d.relid, d.attname, d.relid) END
+            USING ERRCODE = '0A000', HINT = format('Citus cannot change a distribution column''s type or default (cannot execute ALTER TABLE command involving partition column), and alter_distributed_table() cannot either. Undistribute the table, convert, and distribute it again, in one transaction: SELECT undistribute_table(%1$L); %2$s SELECT create_distributed_table(%1$L, %3$L); (undistribute_table moves its rows to the coordinator, and needs cascade_via_foreign_keys => true when foreign keys link it to other Citus tables: distribute those again too).',
+                d.relid, format('SELECT snowflake_convert_column(%L, %L, dry_run => false);', tbl::text, col), d.attname);
+    END LOOP;
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attidentity <> '')
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = tbl) THEN
+        RAISE EXCEPTION 'column %.% is an identity column of the Citus table %', tbl, quote_ident(col), tbl
+            USING ERRCODE = '0A000', HINT = format('Citus cannot drop an identity (alter table command is currently unsupported), and undistribute_table() refuses a table with one. Create a new table with %1$I bigint DEFAULT snowflake_nextval() (CREATE TABLE new (LIKE %2$s INCLUDING ALL EXCLUDING IDENTITY), then ALTER COLUMN %1$I SET DEFAULT), distribute it as %2$s is, copy the rows (INSERT ... SELECT), drop %2$s and rename the new table, in one transaction; foreign keys and views on %2$s are yours to move.', col, tbl);
+    END IF;
+END
+$fn$;
+
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean) IS
     'Turns a serial, identity or DEFAULT nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); returns the DDL, runs it unless dry_run';

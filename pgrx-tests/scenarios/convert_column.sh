@@ -2,13 +2,17 @@
 # from another table, one self-referencing, and a second level below), an identity column (ALWAYS),
 # a bigserial, and a partitioned table (list partitions, one of them partitioned again) keyed by
 # (id, region), referenced by a plain table and by a partitioned one, with views on it, on a
-# partition, on a referencing table and on a view. The dry run changes nothing; the conversion
+# partition, on a referencing table and on a view; multi-tenant composite keys: a serial in
+# (tenant_id, id) referenced by (tenant_id, project_id) from a plain and from a partitioned table, with
+# a view on a referencing column, a bigserial in (tenant_id, id) with a self-referencing composite
+# foreign key, and a smallint identity in UNIQUE (id, region). The dry run changes nothing; the conversion
 # widens every column (every partition) in one transaction, recreates the views as they were
 # (definition, options, owner, privileges, comments), keeps the rows as they are, and new rows get
 # snowflake ids, in the right partitions; refusals (views without recreate_views, a materialized
 # view, a generated column, a policy, a trigger's WHEN, a rule on a view, a view the user does not
-# own, a partition named instead of its root, a partition key column, a composite key, a
-# non-integer column, a temporary table, a column without a sequence, a user who does not own the
+# own, a partition named instead of its root, a partition key column, an inherited column of a
+# foreign key on a partition or a child table, a referencing column that is a partition key or used
+# by a generated column, a non-integer column, a temporary table, a column without a sequence, a user who does not own the
 # tables, NULLs) leave nothing changed. Then pg_dump of the converted database restores into a new
 # one, which takes new rows too.
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
@@ -69,6 +73,23 @@ COMMENT ON VIEW account_names IS 'accounts in the EU';
 COMMENT ON COLUMN account_names.account IS 'the account id';
 -- security_invoker exists from PostgreSQL 15 on (so us_ids has no options on 14: convert_column.pg14.out).
 DO $$ BEGIN IF current_setting('server_version_num')::int >= 150000 THEN EXECUTE 'ALTER VIEW us_ids SET (security_invoker = true)'; END IF; END $$;
+-- Multi-tenant keys: only the id column of (tenant_id, id) changes, and of each foreign key on it
+-- only the column that matches the id.
+CREATE TABLE projects (tenant_id int NOT NULL, id serial, name text, PRIMARY KEY (tenant_id, id));
+CREATE TABLE tasks (tenant_id int NOT NULL, id bigserial, project_id int NOT NULL, parent_id bigint, PRIMARY KEY (tenant_id, id),
+                    FOREIGN KEY (tenant_id, project_id) REFERENCES projects, FOREIGN KEY (tenant_id, parent_id) REFERENCES tasks);
+CREATE TABLE project_days (tenant_id int NOT NULL, project_id int NOT NULL, day date, FOREIGN KEY (tenant_id, project_id) REFERENCES projects) PARTITION BY LIST (tenant_id);
+CREATE TABLE project_days_1 PARTITION OF project_days FOR VALUES IN (1);
+CREATE TABLE project_days_rest PARTITION OF project_days DEFAULT;
+CREATE VIEW task_projects AS SELECT tenant_id, project_id, count(*) AS tasks FROM tasks GROUP BY 1, 2;
+CREATE TABLE sites (id smallint GENERATED ALWAYS AS IDENTITY, region text NOT NULL, UNIQUE (id, region));
+CREATE TABLE site_hits (site_id smallint NOT NULL, region text NOT NULL, FOREIGN KEY (site_id, region) REFERENCES sites (id, region));
+INSERT INTO projects(tenant_id, name) VALUES (1, 'p1'), (2, 'p2');
+INSERT INTO tasks(tenant_id, project_id) SELECT tenant_id, id FROM projects;
+INSERT INTO tasks(tenant_id, project_id, parent_id) SELECT tenant_id, project_id, id FROM tasks;
+INSERT INTO project_days SELECT tenant_id, id, date '2025-01-01' FROM projects;
+INSERT INTO sites(region) VALUES ('eu'), ('us');
+INSERT INTO site_hits SELECT id, region FROM sites;
 SQL
 echo "== dry run: the DDL, nothing changed"
 q -c "SELECT * FROM snowflake_convert_column('customers', 'id')"
@@ -85,6 +106,17 @@ types() {
 echo "== dry run of the partitioned table, its views recreated (their SELECT elided here: its text differs between majors)"
 q -c "SELECT regexp_replace(s, '^(CREATE VIEW [^ ]+( WITH \\([^)]*\\))? AS) .*$', '\\1 ...') FROM snowflake_convert_column('accounts', 'id', recreate_views => true) s"
 types
+ctypes() {
+  q -c "SELECT a.attrelid::regclass AS tbl, a.attname, a.atttypid::regtype, a.attidentity, pg_get_expr(d.adbin, d.adrelid) AS default
+        FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE a.attrelid IN (SELECT relid FROM pg_partition_tree('project_days') UNION ALL VALUES ('projects'::regclass), ('tasks'), ('sites'), ('site_hits'))
+          AND a.attnum > 0 AND a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype) ORDER BY a.attrelid::regclass::text, a.attnum"
+}
+echo "== dry run of composite keys: (tenant_id, id) and (id, region)"
+q -c "SELECT regexp_replace(s, '^(CREATE VIEW [^ ]+( WITH \\([^)]*\\))? AS) .*$', '\\1 ...') FROM snowflake_convert_column('projects', 'id', recreate_views => true) s"
+q -c "SELECT * FROM snowflake_convert_column('tasks', 'id')"
+q -c "SELECT * FROM snowflake_convert_column('sites', 'id')"
+ctypes
 ptypes() {
   # A partition's identity is shown as '-': from PostgreSQL 17 on partitions have their parent's
   # identity, before they have none (after the conversion, identities_left counts them on every major).
@@ -107,7 +139,7 @@ CREATE TABLE plain (id int PRIMARY KEY, label text);
 CREATE TABLE parted (id serial, PRIMARY KEY (id)) PARTITION BY RANGE (id);
 SELECT * FROM error_of($$SELECT snowflake_convert_column('customers', 'id', false)$$);
 DROP VIEW customer_names;
-SELECT * FROM error_of($$SELECT snowflake_convert_column('pairs', 'a', false)$$);
+SELECT * FROM snowflake_convert_column('pairs', 'a');
 SELECT * FROM error_of($$SELECT snowflake_convert_column('plain', 'id', false)$$);
 SELECT * FROM error_of($$SELECT snowflake_convert_column('plain', 'label', false)$$);
 SELECT * FROM error_of($$SELECT snowflake_convert_column('plain', 'nope', false)$$);
@@ -145,6 +177,23 @@ DROP TRIGGER positive_ids ON invoices;
 CREATE FUNCTION eu_count() RETURNS bigint LANGUAGE sql BEGIN ATOMIC SELECT count(*) FROM eu_names; END;
 SELECT * FROM error_of($$SELECT snowflake_convert_column('accounts', 'id', false, recreate_views => true)$$);
 DROP FUNCTION eu_count();
+SELECT * FROM error_of($$SELECT snowflake_convert_column('projects', 'id', false)$$);
+CREATE TABLE labels (tenant_id int NOT NULL, project_id int NOT NULL) PARTITION BY LIST (tenant_id);
+CREATE TABLE labels_1 PARTITION OF labels FOR VALUES IN (1);
+ALTER TABLE labels_1 ADD FOREIGN KEY (tenant_id, project_id) REFERENCES projects;
+SELECT * FROM error_of($$SELECT snowflake_convert_column('projects', 'id', false, recreate_views => true)$$);
+DROP TABLE labels;
+CREATE TABLE notes_base (tenant_id int NOT NULL, project_id int NOT NULL);
+CREATE TABLE project_notes (note text) INHERITS (notes_base);
+ALTER TABLE project_notes ADD FOREIGN KEY (tenant_id, project_id) REFERENCES projects;
+SELECT * FROM error_of($$SELECT snowflake_convert_column('projects', 'id', false, recreate_views => true)$$);
+DROP TABLE notes_base, project_notes;
+CREATE TABLE by_project (tenant_id int NOT NULL, project_id int NOT NULL, FOREIGN KEY (tenant_id, project_id) REFERENCES projects) PARTITION BY RANGE (project_id);
+SELECT * FROM error_of($$SELECT snowflake_convert_column('projects', 'id', false, recreate_views => true)$$);
+DROP TABLE by_project;
+ALTER TABLE tasks ADD COLUMN path text GENERATED ALWAYS AS (tenant_id || '/' || project_id) STORED;
+SELECT * FROM error_of($$SELECT snowflake_convert_column('projects', 'id', false, recreate_views => true)$$);
+ALTER TABLE tasks DROP COLUMN path;
 CREATE ROLE bob;
 CREATE TABLE bobs (id serial PRIMARY KEY);
 ALTER TABLE bobs OWNER TO bob;
@@ -197,6 +246,7 @@ DROP ROLE mallory;
 SQL
 types
 ptypes
+ctypes
 echo "== a failure half-way (an event trigger refuses the third statement) leaves nothing changed"
 q <<'SQL'
 CREATE FUNCTION refuse_orders() RETURNS event_trigger LANGUAGE plpgsql AS $$
@@ -225,10 +275,14 @@ SELECT * FROM snowflake_convert_column('items', 'id', false);
 SELECT count(*) AS accounts_statements FROM snowflake_convert_column('accounts', 'id', false, recreate_views => true);
 SELECT * FROM snowflake_convert_column('events', 'id', false);
 SELECT * FROM snowflake_convert_column('ranged', 'id', false);
+SELECT count(*) AS projects_statements FROM snowflake_convert_column('projects', 'id', false, recreate_views => true);
+SELECT * FROM snowflake_convert_column('tasks', 'id', false);
+SELECT * FROM snowflake_convert_column('sites', 'id', false);
 COMMIT;
 SQL
 types
 ptypes
+ctypes
 q -c "SELECT count(*) AS identities_left FROM pg_attribute WHERE attidentity <> '' AND attrelid IN (SELECT relid FROM pg_partition_tree('events'))"
 echo "== the views, recreated as they were (the column types are the new ones)"
 q <<'SQL'
@@ -291,6 +345,21 @@ SELECT (SELECT count(*) FROM invoices i JOIN accounts a ON (a.id, a.region) = (i
        (SELECT string_agg(name, ', ' ORDER BY name) FROM eu_names) AS eu_names, (SELECT count(*) FROM us_ids) AS us_ids,
        (SELECT count(*) FROM open_invoices) AS open_invoices;
 SELECT * FROM error_of($$INSERT INTO open_invoices(account_id, region) VALUES (-1, 'eu')$$);
+INSERT INTO projects(tenant_id, name) VALUES (1, 'new-p1'), (3, 'new-p3');
+INSERT INTO tasks(tenant_id, project_id) SELECT tenant_id, id FROM projects WHERE name LIKE 'new-%';
+INSERT INTO tasks(tenant_id, project_id, parent_id) SELECT tenant_id, project_id, id FROM tasks WHERE project_id > 2^53;
+INSERT INTO project_days SELECT tenant_id, id, date '2025-01-02' FROM projects WHERE name LIKE 'new-%';
+INSERT INTO sites(region) VALUES ('eu');
+INSERT INTO site_hits SELECT id, region FROM sites WHERE id > 2^53;
+SELECT 'projects' AS tbl, count(*) AS rows, count(*) FILTER (WHERE id <= 2) AS old_ids, count(*) FILTER (WHERE snowflake_machine_id(id) = 7 AND id > 2^53) AS snowflake_ids FROM projects
+UNION ALL SELECT 'tasks', count(*), count(*) FILTER (WHERE id <= 4), count(*) FILTER (WHERE snowflake_machine_id(id) = 7 AND id > 2^53) FROM tasks
+UNION ALL SELECT 'sites', count(*), count(*) FILTER (WHERE id <= 2), count(*) FILTER (WHERE snowflake_machine_id(id) = 7 AND id > 2^53) FROM sites;
+SELECT (SELECT count(*) FROM tasks t JOIN projects p ON (p.tenant_id, p.id) = (t.tenant_id, t.project_id)) AS tasks_joined,
+       (SELECT count(*) FROM tasks t JOIN tasks p ON (p.tenant_id, p.id) = (t.tenant_id, t.parent_id)) AS subtasks_joined,
+       (SELECT string_agg(tableoid::regclass::text || ':' || count, ', ' ORDER BY tableoid::regclass::text) FROM (SELECT tableoid, count(*) FROM project_days GROUP BY 1) d) AS project_days,
+       (SELECT count(*) FROM site_hits h JOIN sites s ON (s.id, s.region) = (h.site_id, h.region)) AS hits_joined,
+       (SELECT sum(tasks) FROM task_projects) AS view_tasks;
+SELECT * FROM error_of($$INSERT INTO tasks(tenant_id, project_id) SELECT 2, id FROM projects WHERE name = 'new-p1'$$);
 SQL
 }
 echo "== new rows"

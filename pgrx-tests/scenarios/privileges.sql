@@ -13,7 +13,7 @@ CREATE ROLE nobody;
 SELECT p.oid::regprocedure AS function, has_function_privilege('nobody', p.oid, 'EXECUTE') AS public_may_execute
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_snowflake'
-ORDER BY p.proname, p.oid::regprocedure::text;
+ORDER BY p.proname, p.oid::regprocedure::text COLLATE "C";
 -- The README's recipe: the table's owner gives the application role the generator, nothing more.
 CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
 GRANT INSERT, SELECT ON orders TO app, nobody;

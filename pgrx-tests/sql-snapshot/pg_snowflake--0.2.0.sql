@@ -40,7 +40,7 @@ CREATE TYPE snowflake_stats AS (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE FUNCTION snowflake_check_peers(peers text[], max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
+CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
 RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision, problems text[])
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -73,6 +73,9 @@ BEGIN
     IF timeout_s IS NULL OR timeout_s < 1 OR timeout_s > 3600 THEN
         RAISE EXCEPTION 'snowflake_check_peers(): timeout_s = % is out of range (1 to 3600 seconds)', coalesce(timeout_s::text, 'NULL')
             USING ERRCODE = '22023', HINT = 'It bounds the connection to each peer and each query on it; 5 by default.';
+    END IF;
+    IF peers IS NULL THEN
+        peers := @extschema@.snowflake_citus_nodes();
     END IF;
     SELECT s.machine_id, s.layout INTO me FROM @extschema@.snowflake_stats() s;
     -- A server is its cluster (system identifier) running since a given moment: this server reached
@@ -205,6 +208,30 @@ BEGIN
     END IF;
 END
 $fn$;
+CREATE FUNCTION snowflake_citus_nodes() RETURNS text[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    nodes text[];
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers needs a Citus coordinator, and Citus is not installed in database %', current_database()
+            USING ERRCODE = '55000', HINT = 'Name the servers to check: snowflake_check_peers(ARRAY[''host=db2 dbname=app'', ''service=db3'']).';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group WHERE groupid = 0) THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers runs on the Citus coordinator, and this node is a worker (group %)', (SELECT groupid FROM pg_catalog.pg_dist_local_group)
+            USING ERRCODE = '55000', HINT = 'Run it on the coordinator, which checks every node of pg_dist_node, or name the servers to check: snowflake_check_peers(ARRAY[''host=... port=... dbname=...'']).';
+    END IF;
+    -- A value in a connection string is quoted when it has to be (libpq's rules).
+    SELECT coalesce(array_agg(format('host=%s port=%s dbname=%s user=%s', v[1], n.nodeport, v[2], v[3]) ORDER BY n.groupid, n.nodeid), '{}')
+    INTO nodes
+    FROM pg_catalog.pg_dist_node n,
+         LATERAL (SELECT array_agg(CASE WHEN x ~ '^[^\s''\\]+$' THEN x ELSE '''' || replace(replace(x, '\', '\\'), '''', '\''') || '''' END ORDER BY o) AS v
+                  FROM unnest(ARRAY[n.nodename, current_database(), current_user::text]) WITH ORDINALITY AS u(x, o)) q
+    WHERE n.isactive AND n.noderole = 'primary' AND n.groupid <> 0;
+    RETURN nodes;
+END
+$fn$;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -220,8 +247,6 @@ DECLARE
     seq text;
     default_expr text;
     fk record;
-    part_keys int2[] := '{}';
-    keys_ok boolean;
     -- Every column the conversion touches (the key and the foreign-key columns), and those it widens.
     wide_rels oid[] := '{}';
     wide_cols name[] := '{}';
@@ -273,27 +298,21 @@ BEGIN
         RAISE EXCEPTION 'column % is not a serial, identity or DEFAULT nextval() column (its default: %)', target, coalesce(default_expr, 'none')
             USING ERRCODE = '42804', HINT = 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
     END IF;
-    -- A partitioned table's unique keys must hold its partition key columns: (id, region) is the key
-    -- of id on a table partitioned by region. Any other composite key is refused.
-    IF rel.relkind = 'p' THEN
-        SELECT pt.partattrs::int2[] INTO part_keys FROM pg_partitioned_table pt WHERE pt.partrelid = tbl;
-    END IF;
-    IF EXISTS (SELECT 1 FROM pg_constraint con WHERE con.conrelid = tbl AND con.contype IN ('p', 'u')
-               AND att.attnum = ANY (con.conkey) AND cardinality(con.conkey) > 1
-               AND NOT con.conkey::int2[] <@ (part_keys || att.attnum::int2)) THEN
-        RAISE EXCEPTION 'column % is part of a composite key', target
-            USING ERRCODE = '0A000', HINT = 'Only a single-column key can be converted (on a partitioned table, the key column and its partition key columns).';
-    END IF;
     -- The columns it would alter: this one and every column whose foreign key references it (the
-    -- constraint of a partitioned table, not its copies on the partitions: the ALTER recurses).
+    -- constraint of a partitioned table, not its copies on the partitions: the ALTER recurses). Of a
+    -- foreign key on a composite key ((tenant_id, parent_id) REFERENCES (tenant_id, id)), only the
+    -- column matching this one. A foreign key declared on a partition or an inheriting table has
+    -- an inherited column, which cannot change type there, only with its parent.
     FOR fk IN
-        SELECT con.conname, con.conrelid, con.conkey, con.confkey FROM pg_constraint con
+        SELECT con.conname, con.conrelid, a.attname, a.atttypid FROM pg_constraint con
+        JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[array_position(con.confkey, att.attnum::int2)]
         WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
+          AND a.attinhcount > 0 AND a.atttypid <> 'bigint'::regtype
+        ORDER BY con.conrelid::regclass::text, con.conname
     LOOP
-        IF cardinality(fk.confkey) > 1 AND NOT fk.confkey::int2[] <@ (part_keys || att.attnum::int2) THEN
-            RAISE EXCEPTION 'foreign key % on % references % in a composite key', fk.conname, fk.conrelid::regclass, target
-                USING ERRCODE = '0A000', HINT = 'Only a single-column key can be converted (on a partitioned table, the key column and its partition key columns).';
-        END IF;
+        RAISE EXCEPTION 'foreign key % on % references %, but its column %.% is inherited from %', fk.conname, fk.conrelid::regclass, target,
+                fk.conrelid::regclass, quote_ident(fk.attname), (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = fk.conrelid)
+            USING ERRCODE = '0A000', HINT = 'An inherited column changes type only with its parent: widen it there first (ALTER TABLE parent ALTER COLUMN ... TYPE bigint reaches every partition or child), in the same transaction, then convert.';
     END LOOP;
     FOR rel IN
         SELECT tbl::oid AS relid, att.attnum::int2 AS attnum, att.atttypid AS typ
@@ -324,6 +343,8 @@ BEGIN
             wide_cols := wide_cols || (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum);
         END IF;
     END LOOP;
+    -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
+    PERFORM @extschema@.snowflake_convert_citus_check(tbl, col, wide_rels, wide_cols);
     -- What stops ALTER COLUMN TYPE, looked for on every relation it reaches.
     SELECT array_agg(pt.relid ORDER BY pt.relid::text, a.attnum), array_agg(a.attnum ORDER BY pt.relid::text, a.attnum), array_agg(a.attname ORDER BY pt.relid::text, a.attnum)
     INTO c_rel, c_num, c_name
@@ -446,11 +467,13 @@ BEGIN
         -- The identity's own sequence goes with it.
         ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col) || ddl;
     ELSE
-        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col) || ddl;
+        -- The sequence goes (or is let go) before any type changes: Citus refuses ALTER COLUMN TYPE
+        -- on a column that owns a sequence.
         IF seq IS NOT NULL THEN
-            ddl := ddl || CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
-                               ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END;
+            ddl := CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
+                        ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END || ddl;
         END IF;
+        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col) || ddl;
     END IF;
     ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col, ext_schema);
     ddl := ddl || create_ddl;
@@ -462,6 +485,35 @@ BEGIN
         END LOOP;
     END IF;
     RETURN QUERY SELECT unnest(ddl);
+END
+$fn$;
+CREATE FUNCTION snowflake_convert_citus_check(tbl regclass, col name, rels oid[], cols name[]) RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    d record;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RETURN;
+    END IF;
+    FOR d IN EXECUTE $q$
+        SELECT DISTINCT w.relid::regclass::text AS relid, w.attname, w.relid = $3 AS is_tbl
+        FROM unnest($1, $2) AS w(relid, attname) JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = w.relid
+        WHERE p.partkey IS NOT NULL AND pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) = w.attname
+        ORDER BY 3 DESC, 1$q$
+        USING ARRAY[tbl::oid] || rels, ARRAY[col] || cols, tbl::oid
+    LOOP
+        RAISE EXCEPTION '%', CASE WHEN d.is_tbl THEN format('column %s.%I is the distribution column of the Citus table %s', tbl, col, d.relid)
+                                  ELSE format('converting %s.%I would widen %s.%I, the distribution column of the Citus table %s', tbl, col, d.relid, d.attname, d.relid) END
+            USING ERRCODE = '0A000', HINT = format('Citus cannot change a distribution column''s type or default (cannot execute ALTER TABLE command involving partition column), and alter_distributed_table() cannot either. Undistribute the table, convert, and distribute it again, in one transaction: SELECT undistribute_table(%1$L); %2$s SELECT create_distributed_table(%1$L, %3$L); (undistribute_table moves its rows to the coordinator, and needs cascade_via_foreign_keys => true when foreign keys link it to other Citus tables: distribute those again too).',
+                d.relid, format('SELECT snowflake_convert_column(%L, %L, dry_run => false);', tbl::text, col), d.attname);
+    END LOOP;
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attidentity <> '')
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = tbl) THEN
+        RAISE EXCEPTION 'column %.% is an identity column of the Citus table %', tbl, quote_ident(col), tbl
+            USING ERRCODE = '0A000', HINT = format('Citus cannot drop an identity (alter table command is currently unsupported), and undistribute_table() refuses a table with one. Create a new table with %1$I bigint DEFAULT snowflake_nextval() (CREATE TABLE new (LIKE %2$s INCLUDING ALL EXCLUDING IDENTITY), then ALTER COLUMN %1$I SET DEFAULT), distribute it as %2$s is, copy the rows (INSERT ... SELECT), drop %2$s and rename the new table, in one transaction; foreign keys and views on %2$s are yours to move.', col, tbl);
+    END IF;
 END
 $fn$;
 /* </end connected objects> */
