@@ -21,7 +21,9 @@ def nav_pages(root=ROOT):
 def files(root=ROOT):
     """README.md first, then every page of the nav (each page of docs/ must be in it)."""
     nav = nav_pages(root)
-    outside = sorted(f"docs/{n}" for n in os.listdir(os.path.join(root, "docs")) if n.endswith(".md") and f"docs/{n}" not in nav)
+    docs = os.path.join(root, "docs")
+    names = os.listdir(docs) if os.path.isdir(docs) else []
+    outside = sorted(f"docs/{n}" for n in names if n.endswith(".md") and f"docs/{n}" not in nav)
     if outside:
         raise SystemExit(f"mkdocs.yml: its nav lacks {', '.join(outside)}: a page no check would read")
     return ["README.md"] + nav

@@ -19,7 +19,7 @@ start_cluster pm
 psql_on pm -c "CREATE EXTENSION pg_snowflake"
 
 # The page of the manual with the section "With pg_partman" (its heading at any level).
-partman_page=$(cd "$PROJECT_DIR" && grep -lE '^#+ With pg_partman$' README.md docs/*.md)
+partman_page=$(cd "$PROJECT_DIR" && grep -lE '^#+ With pg_partman$' README.md $(ls docs/*.md 2>/dev/null))
 echo "-- the manual's example ($partman_page, \"With pg_partman\"): its blocks run in order, each one's output compared"
 # Each ```sql block of the section, and the output block after it, into files.
 python3 - "$PROJECT_DIR/$partman_page" "$SCRATCH/partman_readme" <<'PY'
