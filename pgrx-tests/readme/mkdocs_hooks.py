@@ -19,6 +19,8 @@ def _outside_links(root, text, base):
         if re.match(r"[a-z]+:", target):
             continue
         path = os.path.normpath(os.path.join(base, target))
+        if path == "README.md":  # the start page, index.md
+            continue
         if not path.startswith("docs" + os.sep) and path != "docs" and os.path.isfile(os.path.join(root, path)):
             out.append(path)
     return out
@@ -66,6 +68,8 @@ def on_page_markdown(markdown, page, config, files):
 
     def repl(m):
         target = m.group(2)
+        if target == "../README.md":
+            return m.group(1) + "index.md" + m.group(3)
         if target.startswith("../") and not re.match(r"[a-z]+:", target):
             return m.group(1) + "repo/" + target[3:] + m.group(3)
         return m.group(0)
