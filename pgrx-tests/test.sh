@@ -4,7 +4,8 @@
 # PostgreSQL (pgrx-tests/checks.sh: the core is pure, its unit and property tests, rustfmt, the
 # scenario runner). Then for each version:
 #   1. clippy with -D warnings, and `cargo pgrx test pgNN`: the in-database tests on a cluster that
-#      preloads the library with snowflake.machine_id = 7 (and the shell's few unit tests);
+#      preloads the library with snowflake.machine_id = 7 (and the shell's few unit tests), run
+#      with the README's commands as written (a normal user's, or root's with --runas postgres);
 #   2. the cluster scenarios of pgrx-tests/scenarios: each starts clusters configured for it
 #      (no preload, machine id unset, bad layouts, each seed layout, a hot standby, eight
 #      connections at once) and its output must match pgrx-tests/expected/NAME.out;
@@ -44,7 +45,7 @@ while [ $# -gt 0 ]; do
     --accept) ACCEPT=1 ;;
     --scenarios) SCENARIOS_ONLY=1 ;;
     --no-bench) NO_BENCH=1 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) ONLY+=("$1") ;;
   esac
