@@ -4,7 +4,8 @@
 # PostgreSQL (pgrx-tests/checks.sh: the core is pure, its unit and property tests, rustfmt, the
 # scenario runner). Then for each version:
 #   1. clippy with -D warnings, and `cargo pgrx test pgNN`: the in-database tests on a cluster that
-#      preloads the library with snowflake.machine_id = 7 (and the shell's few unit tests);
+#      preloads the library with snowflake.machine_id = 7 (and the shell's few unit tests), run
+#      with the README's commands as written (a normal user's, or root's with --runas postgres);
 #   2. the cluster scenarios of pgrx-tests/scenarios: each starts clusters configured for it
 #      (no preload, machine id unset, bad layouts, each seed layout, a hot standby, eight
 #      connections at once) and its output must match pgrx-tests/expected/NAME.out;
@@ -44,7 +45,7 @@ while [ $# -gt 0 ]; do
     --accept) ACCEPT=1 ;;
     --scenarios) SCENARIOS_ONLY=1 ;;
     --no-bench) NO_BENCH=1 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) ONLY+=("$1") ;;
   esac
@@ -83,8 +84,9 @@ fi
 # the tests' PostgreSQL 15 (Debian's own files stay as the packages installed them). The patroni
 # scenario (15 only) needs Debian's patroni (with its python3-psycopg2 and python3-yaml) and
 # etcd-server; it runs them on 127.0.0.1 with the tests' PostgreSQL 15, and installing them
-# starts no service of theirs that it uses. The mark_io_faults scenario (15 only) needs strace.
-[[ " $VERSIONS " == *" 15 "* ]] && ensure_debian_packages postgresql-15-auto-failover postgresql-15-partman patroni etcd-server curl strace
+# starts no service of theirs that it uses. The mark_io_faults scenario (15 only) needs strace; the
+# manual's site (the manual_site scenario, 15 only) is looked at in Debian's chromium.
+[[ " $VERSIONS " == *" 15 "* ]] && ensure_debian_packages postgresql-15-auto-failover postgresql-15-partman patroni etcd-server curl strace chromium
 # shellcheck disable=SC2086
 ensure_setup $VERSIONS
 new_scratch
@@ -134,6 +136,13 @@ run_scenario() {
   return 1
 }
 
+# readme_pgrx_test N: the README's `cargo pgrx test` commands (the sh block under its comment
+# `<!-- test: cargo pgrx test ... -->`), for PostgreSQL N: one a line.
+readme_pgrx_test() {
+  awk '/^<!-- test: cargo pgrx test/ { c = 1; next } c == 1 && /^```sh$/ { c = 2; next } c == 2 && /^```$/ { exit } c == 2 { print }' \
+    "$PROJECT_DIR/README.md" | sed -E "s/\bpg15\b/pg$1/g; s/-15\b/-$1/g"
+}
+
 KIND=scenario
 passed=0
 failed=0
@@ -148,15 +157,18 @@ for v in $VERSIONS; do
     say "PostgreSQL $v: clippy -D warnings"
     (cd "$PROJECT_DIR" && cargo clippy -q --workspace --all-targets --no-default-features --features "pg$v pg_test" -- -D warnings) \
       || failed_units+=("clippy-pg$v")
-    say "PostgreSQL $v: in-database tests (cargo pgrx test pg$v)"
-    pgdata="$SCRATCH/pgrx-test-data-$v"
-    runas=()
+    say "PostgreSQL $v: in-database tests (cargo pgrx test pg$v), as the README's quick start gives it"
+    # The README's commands, run as written (for another major with its number in place of 15):
+    # its first line as a normal user; as root (initdb refuses root) the other two, which run the
+    # test cluster as `postgres` in a directory it owns (a leftover of an earlier run removed first).
+    mapfile -t pgrx_test < <(readme_pgrx_test "$v")
+    [ ${#pgrx_test[@]} -eq 3 ] || die "README.md: no block of three commands under <!-- test: cargo pgrx test ... -->"
     if [ "$(id -u)" = 0 ]; then
-      # initdb refuses root; pgrx runs the test cluster as `postgres` (through sudo).
-      mkdir -p "$pgdata" && chown postgres: "$pgdata"
-      runas=(--runas postgres)
+      rm -rf "/tmp/pg_snowflake-pgrx-test-$v"
+      (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[1]}" && bash -ec "${pgrx_test[1]}" && echo "+ ${pgrx_test[2]}" && bash -ec "${pgrx_test[2]}") || failed_units+=("pg$v")
+    else
+      (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[0]}" && bash -ec "${pgrx_test[0]}") || failed_units+=("pg$v")
     fi
-    (cd "$PROJECT_DIR" && cargo pgrx test "pg$v" "${runas[@]}" --pgdata "$pgdata") || failed_units+=("pg$v")
   fi
 
   install_extension fault_injection

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""The README, executed: its SQL examples, its Errors table, its Settings table and its SQL
-reference are compared with what a real server does, and a difference names the README line.
+"""The README and the manual (docs/*.md), executed: their SQL examples, the Errors table, the
+Settings table and the SQL reference are compared with what a real server does, and a difference
+names the file and line.
 
 Run by the scenario pgrx-tests/scenarios/readme.sh (which sets PG_BIN, PG_CONFIG, SCRATCH,
-PROJECT_DIR); `README_ACCEPT=1` writes what the server did into the README instead (review the
-diff!). What it checks:
+PROJECT_DIR; MANUAL_ROOT another checkout's README and docs, see manual.py); `README_ACCEPT=1`
+writes what the server did into the pages instead (review the diff!). What it checks:
 
-1. SQL blocks. A ```sql block is run, in README order, in one database of a server configured as
+1. SQL blocks. A ```sql block is run, in page order, in one database of a server configured as
    the README's quick start says (shared_preload_libraries, snowflake.machine_id = 7, the key file
-   of the Public ids example, TimeZone UTC). When a bare ``` block follows it directly, that block
+   of the Public ids example, TimeZone UTC): the README's in the database `readme`, each page's
+   in a database of its own made from it (CREATE DATABASE ... TEMPLATE readme), so that a page
+   starts where the README ends, whatever the pages before it did. When a bare ``` block follows it directly, that block
    is psql's output and must match it. HTML comments right above a block steer the run, invisibly:
      <!-- test: setup SQL -->        SQL run first, its output not shown
      <!-- test: varies col, col -->  those output columns differ from run to run (ids, times):
@@ -23,7 +26,7 @@ diff!). What it checks:
    fault_*), its default and when it can change.
 4. The SQL reference against the catalog: every function of the extension, its arguments, result,
    volatility, strictness and parallel safety.
-5. The Benchmarks section: every table quotes a published report (pgrx-tests/bench/results/)
+5. The Benchmarks section (on whichever page it is): every table quotes a published report (pgrx-tests/bench/results/)
    word for word, under `<!-- quote: FILE -->`.
 `README_ONLY=blocks|reference|errors` runs one part (reference includes the settings).
 """
@@ -33,8 +36,10 @@ import subprocess
 import sys
 import tomllib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import manual  # noqa: E402
+
 PROJECT = os.environ["PROJECT_DIR"]
-README = os.environ.get("README_PATH") or os.path.join(PROJECT, "README.md")
 PG_BIN = os.environ["PG_BIN"]
 LIBDIR = subprocess.run([os.environ["PG_CONFIG"], "--libdir"], capture_output=True, text=True, check=True).stdout.strip()
 SCRATCH = os.environ["SCRATCH"]
@@ -47,8 +52,8 @@ SERVICE_FILE = os.path.join(SCRATCH, "pg_service.conf")
 failures = []
 
 
-def fail(line, what):
-    failures.append(f"README.md:{line}: {what}")
+def fail(page, line, what):
+    failures.append(f"{page.name}:{line}: {what}")
 
 
 def as_owner(cmd, env=None, **kw):
@@ -114,11 +119,6 @@ class Cluster:
 
 
 # --- 1. the SQL blocks -------------------------------------------------------------------------
-
-def readme_lines():
-    with open(README) as f:
-        return f.read().split("\n")
-
 
 def sql_blocks(lines):
     """Each ```sql block: (first line index, code, directives, output (start, end) or None)."""
@@ -205,7 +205,20 @@ def start_peers(spec):
     os.chmod(SERVICE_FILE, 0o644)
 
 
-def check_blocks(lines, main):
+def check_blocks(all_pages, main):
+    ran = compared = 0
+    for n, page in enumerate(all_pages):
+        db = "readme" if n == 0 else f"readme_page{n}"
+        if n:
+            main.psql(f"CREATE DATABASE {db} TEMPLATE readme;")
+        r, c = check_page_blocks(page, main, db)
+        ran += r
+        compared += c
+    return ran, compared
+
+
+def check_page_blocks(page, main, db):
+    lines = page.lines
     blocks = sql_blocks(lines)
     ran = compared = 0
     replacements = []
@@ -213,7 +226,7 @@ def check_blocks(lines, main):
         skip = [d for d in directives if d.startswith("skip")]
         if skip:
             if not skip[0][4:].strip():
-                fail(first + 1, "a skipped block must say why (<!-- test: skip REASON -->)")
+                fail(page, first + 1, "a skipped block must say why (<!-- test: skip REASON -->)")
             continue
         for d in directives:
             if d.startswith("peers "):
@@ -221,13 +234,13 @@ def check_blocks(lines, main):
         for d in directives:
             if d.startswith("setup "):
                 try:
-                    main.psql(d[6:], db="readme")
+                    main.psql(d[6:], db=db)
                 except RuntimeError as e:
-                    fail(first + 1, f"the setup above this block failed: {e}")
-        r = main.psql(code, db="readme", check=False)
+                    fail(page, first + 1, f"the setup above this block failed: {e}")
+        r = main.psql(code, db=db, check=False)
         ran += 1
         if r.returncode or "ERROR" in r.stderr:
-            fail(first + 2, f"this block failed: {r.stderr.strip()}")
+            fail(page, first + 2, f"this block failed: {r.stderr.strip()}")
             continue
         if output is None:
             continue
@@ -242,27 +255,34 @@ def check_blocks(lines, main):
             if ACCEPT:
                 replacements.append((output, actual))
             else:
-                diff = "\n".join(f"    README: {e}" for e in expected) + "\n" + "\n".join(f"    server: {a}" for a in actual)
+                diff = "\n".join(f"    page:   {e}" for e in expected) + "\n" + "\n".join(f"    server: {a}" for a in actual)
                 first = next((n for n, (e, a) in enumerate(zip(expected, actual)) if e != a), min(len(expected), len(actual)))
                 if varies:
                     first = 0
-                fail(output[0] + first + 1, f"the output of the block above differs from what the server printed:\n{diff}")
-    return ran, compared, replacements
+                fail(page, output[0] + first + 1, f"the output of the block above differs from what the server printed:\n{diff}")
+    for (s, e), new in sorted(replacements, reverse=True):
+        lines[s:e] = new
+        page.changed = True
+    return ran, compared
 
 
 # --- 2. the Errors table -----------------------------------------------------------------------
 
-def table_at(lines, heading, header_start):
-    """The rows (line index, cells) of the first table after `heading` whose header starts so."""
-    i = lines.index(heading)
-    while not lines[i].startswith(header_start):
+def table_at(all_pages, title, header_start):
+    """The page of the section headed `title`, and the rows (line index, cells) of the first
+    table in it whose header starts so."""
+    page, i, end = manual.find_section(all_pages, title)
+    lines = page.lines
+    while i < end and not lines[i].startswith(header_start):
         i += 1
+    if i == end:
+        raise SystemExit(f"{page.name}: the section {title!r} has no table whose header starts {header_start!r}")
     rows = []
     i += 2
     while i < len(lines) and lines[i].startswith("|"):
         rows.append((i, split_row(lines[i])))
         i += 1
-    return rows
+    return page, rows
 
 
 def split_row(line):
@@ -346,10 +366,11 @@ def code(text):
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
-def check_errors(lines):
+def check_errors(all_pages):
     with open(os.path.join(PROJECT, "pgrx-tests/readme/errors.toml"), "rb") as f:
         triggers = tomllib.load(f)["error"]
-    rows = table_at(lines, "## Errors", "| SQLSTATE |")
+    page, rows = table_at(all_pages, "Errors", "| SQLSTATE |")
+    lines = page.lines
     clusters = {}
     produced = []
     for t in triggers:
@@ -372,16 +393,16 @@ def check_errors(lines):
             line, _ = rows[n]
             if lines[line] != row:
                 if not ACCEPT:
-                    fail(line + 1, f"this error row differs from what the server raised:\n    README: {lines[line]}\n    server: {row}")
+                    fail(page, line + 1, f"this error row differs from what the server raised:\n    page:   {lines[line]}\n    server: {row}")
         elif not ACCEPT:
-            fail(rows[-1][0] + 2 if rows else 1, f"the Errors table lacks the row the server raised: {row}")
+            fail(page, rows[-1][0] + 2 if rows else 1, f"the Errors table lacks the row the server raised: {row}")
     if len(rows) > len(produced) and not ACCEPT:
         for line, _ in rows[len(produced):]:
-            fail(line + 1, "no trigger in pgrx-tests/readme/errors.toml produces this error row")
-    replacement = None
+            fail(page, line + 1, "no trigger in pgrx-tests/readme/errors.toml produces this error row")
     if ACCEPT and rows:
-        replacement = ((rows[0][0], rows[-1][0] + 1), new_rows)
-    return len(triggers), replacement
+        lines[rows[0][0]:rows[-1][0] + 1] = new_rows
+        page.changed = True
+    return len(triggers)
 
 
 # --- 3. the Settings table ---------------------------------------------------------------------
@@ -389,8 +410,8 @@ def check_errors(lines):
 CONTEXTS = {"server start": "postmaster", "reload": "sighup"}
 
 
-def check_settings(lines, main):
-    rows = table_at(lines, "## Settings", "| setting |")
+def check_settings(all_pages, main):
+    page, rows = table_at(all_pages, "Settings", "| setting |")
     out = main.psql("SELECT name, boot_val, context, coalesce(min_val, ''), coalesce(max_val, '') FROM pg_settings WHERE name LIKE 'snowflake.%' AND name NOT LIKE 'snowflake.fault%' ORDER BY name",
                     extra=["-A", "-t", "-F", "\t"]).stdout
     actual = {n: rest for n, *rest in (l.split("\t") for l in out.strip().split("\n"))}
@@ -399,21 +420,21 @@ def check_settings(lines, main):
         name = cols[0].strip("`")
         seen.add(name)
         if name not in actual:
-            fail(line + 1, f"{name} is not a setting of the server (pg_settings)")
+            fail(page, line + 1, f"{name} is not a setting of the server (pg_settings)")
             continue
         boot, context, low, high = actual[name]
         if low and f"{low} to {high}" not in cols[3]:
-            fail(line + 1, f"{name}: pg_settings gives the range {low} to {high}; the range column must say so (\"pg_settings: {low} to {high}\")")
+            fail(page, line + 1, f"{name}: pg_settings gives the range {low} to {high}; the range column must say so (\"pg_settings: {low} to {high}\")")
         default = re.sub(r"\s*\(.*\)$", "", cols[1]).strip("`")
         if default in ("empty", "unset"):
             default = ""
         if default != boot:
-            fail(line + 1, f"{name}: the README's default {cols[1]!r} is not pg_settings' boot_val {boot!r}")
+            fail(page, line + 1, f"{name}: the README's default {cols[1]!r} is not pg_settings' boot_val {boot!r}")
         when = re.sub(r"\s*\(.*\)$", "", cols[2])
         if CONTEXTS.get(when) != context:
-            fail(line + 1, f"{name}: the README says it can change at {cols[2]!r}, pg_settings' context is {context!r}")
+            fail(page, line + 1, f"{name}: the README says it can change at {cols[2]!r}, pg_settings' context is {context!r}")
     for name in sorted(set(actual) - seen):
-        fail(rows[-1][0] + 2, f"the Settings table lacks {name}, a setting of the server")
+        fail(page, rows[-1][0] + 2, f"the Settings table lacks {name}, a setting of the server")
     return len(rows)
 
 
@@ -432,8 +453,9 @@ def all_same(catalog, names, args):
     return ACCEPT and len(props) == 1
 
 
-def check_reference(lines, main):
-    rows = table_at(lines, "## SQL reference", "| function |")
+def check_reference(all_pages, main):
+    page, rows = table_at(all_pages, "SQL reference", "| function |")
+    lines = page.lines
     out = main.psql("""
         SELECT p.proname, pg_get_function_identity_arguments(p.oid), pg_get_function_arguments(p.oid),
                pg_get_function_result(p.oid), p.provolatile, p.proisstrict, p.proparallel
@@ -450,7 +472,7 @@ def check_reference(lines, main):
     for line, cols in rows:
         m = re.fullmatch(r"((?:`\w+`(?:, )?)+) ?`?\((.*)\)`", cols[0]) or re.fullmatch(r"`(\w+)\((.*)\)`", cols[0])
         if not m:
-            fail(line + 1, f"cannot read the signature {cols[0]!r} (write `name(arg type, ...)`)")
+            fail(page, line + 1, f"cannot read the signature {cols[0]!r} (write `name(arg type, ...)`)")
             continue
         names = re.findall(r"\w+", m.group(1))
         args = type_names(m.group(2))
@@ -458,34 +480,35 @@ def check_reference(lines, main):
             found = [k for k, v in catalog.items() if k[0] == name and v[0] == args]
             if not found:
                 have = [v[0] for k, v in catalog.items() if k[0] == name]
-                fail(line + 1, f"{name}({args}) is not in the catalog; it has {name} with: {have or 'no such function'}")
+                fail(page, line + 1, f"{name}({args}) is not in the catalog; it has {name} with: {have or 'no such function'}")
                 continue
             key = found[0]
             documented.add(key)
             args_, result, vol, strict, par = catalog[key]
             returns = type_names(cols[1].strip("`"))
             if returns != "as above" and not result.startswith("TABLE") and returns != result:
-                fail(line + 1, f"{name}({args}) returns {result}, the README says {cols[1]}")
+                fail(page, line + 1, f"{name}({args}) returns {result}, the README says {cols[1]}")
             props = f"{volatility[vol]}, {'STRICT' if strict == 't' else 'not STRICT'}, {parallel[par]}"
             if cols[2] != props:
                 if ACCEPT and len(names) == 1 or all_same(catalog, names, args):
                     cols[2] = props
                     lines[line] = "| " + " | ".join(cols) + " |"
+                    page.changed = True
                 else:
-                    fail(line + 1, f"{name}({args}) is {props}; the README says {cols[2]!r}")
+                    fail(page, line + 1, f"{name}({args}) is {props}; the README says {cols[2]!r}")
     for key in sorted(set(catalog) - documented):
-        fail(rows[-1][0] + 2, f"the SQL reference lacks {key[0]}({catalog[key][0]}), a function of the extension")
+        fail(page, rows[-1][0] + 2, f"the SQL reference lacks {key[0]}({catalog[key][0]}), a function of the extension")
     return len(documented)
 
 
 # --- 5. figures quoted from the benchmark reports ----------------------------------------------
 
-def check_quotes(lines):
+def check_quotes(all_pages):
     """Every table under `<!-- quote: FILE -->` is in FILE word for word, and every table of the
     Benchmarks section is such a quote: the figures have one source, the published reports."""
     quoted = 0
-    bench = lines.index("## Benchmarks")
-    end = next(i for i in range(bench + 1, len(lines)) if lines[i].startswith("## "))
+    page, bench, end = manual.find_section(all_pages, "Benchmarks")
+    lines = page.lines
     i = bench
     while i < end:
         m = re.fullmatch(r"<!-- quote: (\S+) -->", lines[i].strip())
@@ -498,13 +521,13 @@ def check_quotes(lines):
             if "\n".join(lines[i + 1:j]) not in source or j == i + 1:
                 source_lines = set(source.split("\n"))
                 bad = next((k for k in range(i + 1, j) if lines[k] not in source_lines), i + 1)
-                fail(bad + 1, f"this table is not in {m.group(1)} word for word")
+                fail(page, bad + 1, f"this table is not in {m.group(1)} word for word")
             quoted += 1
             i = j
             continue
         if lines[i].startswith("|"):
-            fail(i + 1, "a table of figures in the Benchmarks section that quotes no report (<!-- quote: FILE -->)")
-            while lines[i].startswith("|"):
+            fail(page, i + 1, "a table of figures in the Benchmarks section that quotes no report (<!-- quote: FILE -->)")
+            while i < len(lines) and lines[i].startswith("|"):
                 i += 1
         i += 1
     return quoted
@@ -513,38 +536,33 @@ def check_quotes(lines):
 # --- the run -----------------------------------------------------------------------------------
 
 def main():
-    lines = readme_lines()
-    quotes = check_quotes(lines)
+    all_pages = manual.pages()
+    quotes = check_quotes(all_pages)
     server = Cluster("main", ["shared_preload_libraries = 'pg_snowflake'", "snowflake.machine_id = 7",
                               "snowflake.public_key_file = 'snowflake.key'"], key=EXAMPLE_KEY)
     server.start()
     server.psql("CREATE DATABASE readme; CREATE EXTENSION pg_snowflake;")
     only = os.environ.get("README_ONLY", "")  # blocks, reference (and settings) or errors: one part
     ran = compared = functions = settings = errors = 0
-    block_replacements, error_replacement = [], None
     if only in ("", "blocks"):
-        ran, compared, block_replacements = check_blocks(lines, server)
+        ran, compared = check_blocks(all_pages, server)
     for c in peers:
         c.remove()
     if only in ("", "reference"):
-        functions = check_reference(lines, server)
-        settings = check_settings(lines, server)
+        functions = check_reference(all_pages, server)
+        settings = check_settings(all_pages, server)
     server.remove()
     if only in ("", "errors"):
-        errors, error_replacement = check_errors(lines)
+        errors = check_errors(all_pages)
     if ACCEPT:
-        edits = [((s, e), new) for (s, e), new in block_replacements]
-        if error_replacement:
-            edits.append(error_replacement)
-        for (s, e), new in sorted(edits, reverse=True):
-            lines[s:e] = new
-        with open(README, "w") as f:
-            f.write("\n".join(lines))
+        for page in all_pages:
+            if page.changed:
+                page.write()
     for f in failures:
         print(f)
-    print(f"README: {ran} SQL blocks run, {compared} outputs compared; {errors} error rows; {settings} settings; {functions} functions; {quotes} tables quoted from the benchmark reports")
+    print(f"README and {len(all_pages) - 1} pages: {ran} SQL blocks run, {compared} outputs compared; {errors} error rows; {settings} settings; {functions} functions; {quotes} tables quoted from the benchmark reports")
     if failures:
-        print(f"{len(failures)} differences between the README and the server", file=sys.stderr)
+        print(f"{len(failures)} differences between the manual and the server", file=sys.stderr)
         sys.exit(1)
 
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""The README's section "From your application", executed: every recipe, as the README prints it,
-run by its real client (from PyPI, npm, Debian, crates.io) against a real server with the
-extension, and its pitfalls table shown by tests. A difference names the README line.
+"""The manual's section "From your application" (docs/application.md, wherever the section is),
+executed: every recipe, as the page prints it, run by its real client (from PyPI, npm, Debian,
+crates.io) against a real server with the extension, and its pitfalls table shown by tests. A
+difference names the page's file and line.
 
 Run by the scenario pgrx-tests/scenarios/clients.sh, which installs the clients into CLIENTS_DIR
 (under the PostgreSQL cache dir) and sets PG_BIN, PG_CONFIG, SCRATCH, PROJECT_DIR, CLIENTS_DIR,
-CLIENT_PYTHON. `CLIENTS_ONLY="pg django"` runs only those clients; README_PATH another README.
+CLIENT_PYTHON. `CLIENTS_ONLY="pg django"` runs only those clients; MANUAL_ROOT another checkout's
+README and docs (manual.py).
 
 1. Recipes. An HTML comment right above a code block names its client and the file it becomes:
      <!-- test: client NAME FILE -->
@@ -31,15 +33,17 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import manual  # noqa: E402
+
 PROJECT = os.environ["PROJECT_DIR"]
-README = os.environ.get("README_PATH") or os.path.join(PROJECT, "README.md")
 PG_BIN = os.environ["PG_BIN"]
 LIBDIR = subprocess.run([os.environ["PG_CONFIG"], "--libdir"], capture_output=True, text=True, check=True).stdout.strip()
 SCRATCH = os.environ["SCRATCH"]
 CLIENTS_DIR = os.environ["CLIENTS_DIR"]
 PYTHON = os.environ["CLIENT_PYTHON"]
 HARNESS = os.path.join(PROJECT, "pgrx-tests/readme/clients")
-SECTION = "## From your application"
+SECTION = "From your application"
 ONLY = os.environ.get("CLIENTS_ONLY", "").split()
 AS_ROOT = os.geteuid() == 0
 failures = []
@@ -50,8 +54,11 @@ if AS_ROOT:
     shutil.chown(RUN, "postgres")
 
 
+PAGE = None  # the page that has the section
+
+
 def fail(line, what):
-    failures.append(f"README.md:{line}: {what}")
+    failures.append(f"{PAGE.name}:{line}: {what}")
 
 
 def as_owner(cmd, **kw):
@@ -108,9 +115,7 @@ class Server:
 # --- the README's recipes ----------------------------------------------------------------------
 
 def section_bounds(lines):
-    start = lines.index(SECTION)
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    return start, end
+    return PAGE.section(SECTION)
 
 
 def recipe_blocks(lines):
@@ -146,10 +151,10 @@ def write_files(workdir, blocks, suffix=None):
 
 def readme_lines_in(text, written):
     """A client's error output with each `FILE", line N` / `FILE:N` of a recipe file followed by
-    the README line it is."""
+    the page's line it is."""
     for name, first in written:
         base = re.escape(os.path.basename(name))
-        text = re.sub(rf'({base}"?,? (?:line )?|{base}:)(\d+)', lambda m: f"{m.group(0)} (README.md:{first + int(m.group(2))})", text)
+        text = re.sub(rf'({base}"?,? (?:line )?|{base}:)(\d+)', lambda m: f"{m.group(0)} ({PAGE.name}:{first + int(m.group(2))})", text)
     return text
 
 
@@ -308,8 +313,9 @@ def check_pitfalls(lines, server):
 
 
 def main():
-    with open(README) as f:
-        lines = f.read().split("\n")
+    global PAGE
+    PAGE = manual.find_section(manual.pages(), SECTION)[0]
+    lines = PAGE.lines
     blocks = recipe_blocks(lines)
     server = Server()
     report = []
@@ -336,7 +342,7 @@ def main():
     for r in report:
         print(r)
     if failures:
-        print(f"{len(failures)} differences between the README's recipes and what the clients did", file=sys.stderr)
+        print(f"{len(failures)} differences between the manual's recipes and what the clients did", file=sys.stderr)
         sys.exit(1)
 
 

@@ -1,6 +1,6 @@
 # majors: 15
-# The README's section "From your application", executed (pgrx-tests/readme/clients.py): every
-# recipe as the README prints it, run by its real client against a server with the extension, and
+# The manual's section "From your application" (docs/application.md), executed (pgrx-tests/readme/clients.py): every
+# recipe as the page prints it, run by its real client against a server with the extension, and
 # the pitfalls table shown by tests. The clients do not depend on the major: they run on 15 only.
 #
 # The clients are installed here, idempotently, from the registries (quick when they are there):
@@ -53,16 +53,21 @@ check() {
 }
 check
 
-# The negative control: a README whose recipes drifted (node-postgres told to make an int8 a
+# The negative control: a copy of the manual whose recipes drifted (node-postgres told to make an int8 a
 # Number, the SQLAlchemy key without its server default, the Django model changed without its
 # migration, Postgres.js's BigInt given to JSON.stringify, the Rust batch inserted in reverse, its
 # sorted ids then given to the wrong rows) and a pitfall row with a wrong value: each fails, naming
-# the README line of its recipe's code block (of the pitfall row itself), and no other line.
-drifted="$SCRATCH/README.drifted.md"
-python3 - "$PROJECT_DIR/README.md" "$drifted" >"$SCRATCH/drift.lines" <<'PY'
-import sys
-lines = open(sys.argv[1]).read().split("\n")
-start = lines.index("## From your application")
+# the page and line of its recipe's code block (of the pitfall row itself), and no other line.
+drifted="$SCRATCH/manual.drifted"
+rm -rf "$drifted" && mkdir -p "$drifted" && cp -r "$PROJECT_DIR/README.md" "$PROJECT_DIR/docs" "$PROJECT_DIR/mkdocs.yml" "$drifted/"
+python3 - "$drifted" >"$SCRATCH/drift.lines" <<'PY'
+import glob, os, sys
+# The page with the section (its heading at any level).
+name = next(n for n in ["README.md"] + sorted(os.path.relpath(p, sys.argv[1]) for p in glob.glob(sys.argv[1] + "/docs/*.md"))
+            if any(l.lstrip("#") == " From your application" and l.startswith("#") for l in open(os.path.join(sys.argv[1], n)).read().split("\n")))
+path = os.path.join(sys.argv[1], name)
+lines = open(path).read().split("\n")
+start = next(n for n, l in enumerate(lines) if l.startswith("#") and l.lstrip("#") == " From your application")
 for what, old, new in [
     ("pg: int8 as a Number", 'import pg from "pg";', 'import pg from "pg"; pg.types.setTypeParser(20, Number);'),
     ("SQLAlchemy: no server default", "primary_key=True, server_default=func.snowflake_nextval(monotonic=True))", "primary_key=True)"),
@@ -77,31 +82,32 @@ for what, old, new in [
     lines[n] = lines[n].replace(old, new)
     # The line a failure must name: the code block's opening fence, or the table row itself.
     fence = n if lines[n].startswith("|") else max(k for k in range(start, n) if lines[k].startswith("```"))
-    print(fence + 1, what)
-open(sys.argv[2], "w").write("\n".join(lines))
+    print(f"{name}:{fence + 1}", what)
+open(path, "w").write("\n".join(lines))
 PY
-README_PATH=$drifted CLIENTS_ONLY="pg postgres sqlalchemy django rust pitfalls" check >"$SCRATCH/drift.out" 2>&1 \
-  && echo "the drifted README passed"
-named=$(sed -n 's/^README.md:\([0-9]*\): .*/\1/p' "$SCRATCH/drift.out" | sort -n | uniq)
+MANUAL_ROOT=$drifted CLIENTS_ONLY="pg postgres sqlalchemy django rust pitfalls" check >"$SCRATCH/drift.out" 2>&1 \
+  && echo "the drifted manual passed"
+named=$(sed -n 's/^\([^ :]*\.md:[0-9]*\): .*/\1/p' "$SCRATCH/drift.out" | sort | uniq)
 while read -r line what; do
-  if grep -qx "$line" <<<"$named"; then echo "drift named at its README line: $what"; else echo "drift NOT named: $what"; fi
+  if grep -qxF "$line" <<<"$named"; then echo "drift named at its file and line: $what"; else echo "drift NOT named: $what"; fi
 done <"$SCRATCH/drift.lines"
 echo "failures at other lines: $(grep -cvxF -f <(cut -d' ' -f1 "$SCRATCH/drift.lines") <<<"$named" || true)"
 # What the drifts did, as the clients said it (the values a user would see).
 # (Not the pg drift's: how many of its ids a double still holds exactly depends on their sequence
 # numbers, and so on timing.)
 grep -oE "an id at or below 2\^53 \([0-9]+\)|TypeError: Do not know how to serialize a BigInt|ids are not the one stored for their row|does not show \`[0-9]+\`|the README's migration is not [^:]*" "$SCRATCH/drift.out" | LC_ALL=C sort -u || true
-# A client's error that names a line of its recipe file names the README's line as well: each such
+# A client's error that names a line of its recipe file names the page's line as well: each such
 # line is one of a recipe's code lines.
-python3 - "$drifted" "$SCRATCH/drift.out" <<'PY'
-import re, sys
+python3 - "$drifted/$(head -n 1 "$SCRATCH/drift.lines" | cut -d: -f1)" "$SCRATCH/drift.out" <<'PY'
+import os, re, sys
 lines = open(sys.argv[1]).read().split("\n")
-cited = {int(n) for n in re.findall(r"\(README\.md:(\d+)\)", open(sys.argv[2]).read())}
+page = re.escape(os.path.basename(sys.argv[1]))
+cited = {int(n) for n in re.findall(r"\((?:docs/)?" + page + r":(\d+)\)", open(sys.argv[2]).read())}
 def in_recipe(n):
     k = n - 2
     while k >= 0 and not lines[k].startswith("```"):
         k -= 1
     return k > 0 and lines[k] != "```" and lines[k - 1].startswith("<!-- test: client ")
-print("errors naming a recipe's README line:", "yes" if cited else "none", "(all inside a recipe)" if cited and all(map(in_recipe, cited)) else "")
+print("errors naming a recipe's line of the page:", "yes" if cited else "none", "(all inside a recipe)" if cited and all(map(in_recipe, cited)) else "")
 PY
-rm -f "$drifted" "$SCRATCH/drift.lines" "$SCRATCH/drift.out"
+rm -rf "$drifted" "$SCRATCH/drift.lines" "$SCRATCH/drift.out"

@@ -18,13 +18,15 @@ init_cluster pm "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_i
 start_cluster pm
 psql_on pm -c "CREATE EXTENSION pg_snowflake"
 
-echo "-- the README's example (README.md, \"With pg_partman\"): its blocks run in order, each one's output compared"
+# The page of the manual with the section "With pg_partman" (its heading at any level).
+partman_page=$(cd "$PROJECT_DIR" && grep -lE '^#+ With pg_partman$' README.md $(ls docs/*.md 2>/dev/null))
+echo "-- the manual's example ($partman_page, \"With pg_partman\"): its blocks run in order, each one's output compared"
 # Each ```sql block of the section, and the output block after it, into files.
-python3 - "$PROJECT_DIR/README.md" "$SCRATCH/partman_readme" <<'PY'
-import sys
+python3 - "$PROJECT_DIR/$partman_page" "$SCRATCH/partman_readme" <<'PY'
+import re, sys
 lines = open(sys.argv[1]).read().split("\n")
-i = lines.index("### With pg_partman")
-end = next(n for n in range(i + 1, len(lines)) if lines[n].startswith("#"))
+i = next(n for n, l in enumerate(lines) if re.fullmatch(r"#+ With pg_partman", l))
+end = next((n for n in range(i + 1, len(lines)) if lines[n].startswith("#")), len(lines))
 k = 0
 while i < end:
     if lines[i].strip() != "```sql":
@@ -49,9 +51,9 @@ blocks=$(ls "$SCRATCH"/partman_readme_*.sql | wc -l)
 for k in $(seq 1 "$blocks"); do
   psql_on pm --pset footer=off -f "$SCRATCH/partman_readme_$k.sql" 2>&1 | sed 's/ *$//' | sed '${/^$/d}' >"$SCRATCH/partman_readme_$k.actual" || true
   if diff "$SCRATCH/partman_readme_$k.out" "$SCRATCH/partman_readme_$k.actual" >"$SCRATCH/partman_readme_$k.diff"; then
-    echo "block $k of $blocks: output as the README shows it"
+    echo "block $k of $blocks: output as the page shows it"
   else
-    echo "block $k of $blocks (README.md line $(cat "$SCRATCH/partman_readme_$k.line")): output differs from the README's"
+    echo "block $k of $blocks ($partman_page line $(cat "$SCRATCH/partman_readme_$k.line")): output differs from the page's"
     cat "$SCRATCH/partman_readme_$k.diff"
   fi
 done
@@ -82,7 +84,7 @@ BEGIN
 END $$;
 SQL
 
-echo "-- the README's table, checked"
+echo "-- the page's table, checked"
 psql_on pm -a <<'SQL'
 SELECT * FROM partitions_of('events') ORDER BY from_ts NULLS LAST;
 SELECT count(*) FROM events

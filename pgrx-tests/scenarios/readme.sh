@@ -1,41 +1,47 @@
 # majors: 15 18
-# The README, executed (pgrx-tests/readme/check.py): its SQL examples and their output, every row
-# of its Errors table (the triggers of pgrx-tests/readme/errors.toml), its Settings table against
-# pg_settings, its SQL reference against the catalog, and its benchmark tables against the
-# published reports. A difference names the README line. README_ACCEPT=1 writes what the server
-# did into the README instead (then review the diff).
+# The README and the manual's pages (docs/*.md), executed (pgrx-tests/readme/check.py): their SQL
+# examples and their output, every row of the Errors table (the triggers of
+# pgrx-tests/readme/errors.toml), the Settings table against pg_settings, the SQL reference against
+# the catalog, and the benchmark tables against the published reports. A difference names the file
+# and line. README_ACCEPT=1 writes what the server did into the pages instead (then review the diff).
 check() {
   SCRATCH=$SCRATCH PG_BIN=$PG_BIN PG_CONFIG=$PG_CONFIG PROJECT_DIR=$PROJECT_DIR python3 "$PROJECT_DIR/pgrx-tests/readme/check.py"
 }
 check
 
-# The negative control: a README that drifted in five places (an example's output, a function's
-# volatility, a setting's default, a benchmark figure, an error's hint) fails, naming each line.
+# The negative control: a copy of the manual that drifted in six places (an example's output on a
+# page and in the README, a function's volatility, a setting's default, a benchmark figure, an
+# error's hint) fails, naming each file and line.
 [ -z "${README_ACCEPT:-}" ] || exit 0
-drifted="$SCRATCH/README.drifted.md"
-python3 - "$PROJECT_DIR/README.md" "$drifted" >"$SCRATCH/drift.lines" <<'PY'
-import sys
-lines = open(sys.argv[1]).read().split("\n")
+drifted="$SCRATCH/manual.drifted"
+rm -rf "$drifted" && mkdir -p "$drifted" && cp -r "$PROJECT_DIR/README.md" "$PROJECT_DIR/docs" "$PROJECT_DIR/mkdocs.yml" "$drifted/"
+python3 - "$drifted" >"$SCRATCH/drift.lines" <<'PY'
+import glob, os, sys
+names = ["README.md"] + sorted(os.path.relpath(p, sys.argv[1]) for p in glob.glob(sys.argv[1] + "/docs/*.md"))
+pages = {n: open(os.path.join(sys.argv[1], n)).read().split("\n") for n in names}
 for old, new in [
+    (" 2026-11-30 04:27:36.731+00 |       7", " 2026-11-30 04:27:36.732+00 |       7"),
     (' {"id": "54910556208918528", "ts": "2025-06-01T12:34:56.789Z"', ' {"id": "54910556208918529", "ts": "2025-06-01T12:34:56.789Z"'),
     ("| `snowflake_clock()` | `timestamptz` | VOLATILE,", "| `snowflake_clock()` | `timestamptz` | STABLE,"),
     ("| `snowflake.machine_bits` | 10 |", "| `snowflake.machine_bits` | 11 |"),
     ("| `snowflake_nextval()` | 85 |", "| `snowflake_nextval()` | 58 |"),
     ("negative: check where this value came from.", "negative: look where this value came from."),
 ]:
-    at = [n for n, line in enumerate(lines) if old in line]
+    at = [(n, i) for n, lines in pages.items() for i, line in enumerate(lines) if old in line]
     assert len(at) == 1, old
-    lines[at[0]] = lines[at[0]].replace(old, new)
-    print(at[0] + 1, new.strip(" |")[:40])
-open(sys.argv[2], "w").write("\n".join(lines))
+    n, i = at[0]
+    pages[n][i] = pages[n][i].replace(old, new)
+    print(f"{n}:{i + 1}", new.strip(" |")[:40])
+for n, lines in pages.items():
+    open(os.path.join(sys.argv[1], n), "w").write("\n".join(lines))
 PY
 for part in blocks reference errors; do
-  README_PATH=$drifted README_ONLY=$part check >>"$SCRATCH/drift.out" 2>&1 && echo "the drifted README ($part) passed"
+  MANUAL_ROOT=$drifted README_ONLY=$part check >>"$SCRATCH/drift.out" 2>&1 && echo "the drifted manual ($part) passed"
 done
 # Each drifted line is named by a failure, and no other line is.
-named=$(sed -n 's/^README.md:\([0-9]*\): .*/\1/p' "$SCRATCH/drift.out" | sort -n | uniq)
+named=$(sed -n 's/^\([^ :]*\.md:[0-9]*\): .*/\1/p' "$SCRATCH/drift.out" | sort | uniq)
 while read -r line what; do
-  if grep -qx "$line" <<<"$named"; then echo "drift named at its README line: $what"; else echo "drift NOT named: $what"; fi
+  if grep -qxF "$line" <<<"$named"; then echo "drift named at its file and line: $what"; else echo "drift NOT named: $what"; fi
 done <"$SCRATCH/drift.lines"
 echo "failures at other lines: $(grep -cvxF -f <(cut -d' ' -f1 "$SCRATCH/drift.lines") <<<"$named" || true)"
-rm -f "$drifted" "$SCRATCH/drift.out" "$SCRATCH/drift.lines"
+rm -rf "$drifted" "$SCRATCH/drift.out" "$SCRATCH/drift.lines"

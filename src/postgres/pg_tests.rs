@@ -120,7 +120,7 @@ mod tests {
             contexts,
             "snowflake.accept_layout_change=postmaster,snowflake.epoch=postmaster,snowflake.lease_sync=sighup,\
              snowflake.machine_bits=postmaster,snowflake.machine_id=postmaster,snowflake.max_clock_jump=sighup,\
-             snowflake.max_clock_wait=sighup,snowflake.public_key_file=sighup,\
+             snowflake.max_clock_wait=sighup,snowflake.max_mark_wait=sighup,snowflake.public_key_file=sighup,\
              snowflake.sequence_bits=postmaster,snowflake.time_unit=postmaster"
         );
         let (state, message, _) = error_of("SET snowflake.machine_id = 8");
