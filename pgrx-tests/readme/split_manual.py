@@ -45,8 +45,8 @@ PAGES = [
         "## Operations", "### The high-water mark", "### When the clock goes back", "### Waits, and what ends them",
         "### `snowflake_stats()`", "### Clock faults that outlive a restart"]),
     ("failover-and-backups.md", "Failover and backups", "Failover and backups", [
-        "### Failover, backups and copies", "### Copies and layout changes", "## Backup and restore"]),
-    ("many-servers.md", "Many servers and replication", None, ["## Running on many servers"]),
+        "### Failover, backups and copies", "### Patroni", "### Copies and layout changes", "## Backup and restore"]),
+    ("many-servers.md", "Many servers and replication", None, ["## Running on many servers", "### Citus"]),
     ("upgrading.md", "Upgrading", None, ["## Upgrading", "### Extension versions", "### PostgreSQL majors"]),
     ("tests.md", "Tests", None, ["## Tests"]),
     ("benchmarks.md", "Benchmarks", None, ["## Benchmarks"]),

@@ -11,15 +11,15 @@
 # is above every id before it. Negative control: with the release and the takeover switched off
 # (snowflake.fault_keep_writer_flag), the terminate case never gets ids again.
 export PGOPTIONS="-c client_min_messages=error"
-init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" \
+init_cluster faults "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" \
   "snowflake.max_mark_wait = 500" "snowflake.max_clock_wait = 5000"
-start_cluster main
-psql_on main -c "CREATE EXTENSION pg_snowflake" \
+start_cluster faults
+psql_on faults -c "CREATE EXTENSION pg_snowflake" \
   -c "CREATE TABLE ids (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE, case_no int NOT NULL)"
 
 # record CASE_NO: 200 ids from one session, kept in insert order.
 record() {
-  psql_on main -c "SET statement_timeout = '5s'" \
+  psql_on faults -c "SET statement_timeout = '5s'" \
     -c "INSERT INTO ids (id, case_no) SELECT snowflake_nextval(), $1 FROM generate_series(1, 200)" 2>"$SCRATCH/record.err"
 }
 
@@ -27,7 +27,7 @@ record() {
 # lease is longer), so that the next call writes the mark.
 wait_lease_out() {
   for _ in $(seq 1 300); do
-    [ "$(psql_on main -At -c "SELECT coalesce(mark_ahead_ms, -1) < 0 FROM snowflake_stats()")" = t ] && return 0
+    [ "$(psql_on faults -At -c "SELECT coalesce(mark_ahead_ms, -1) < 0 FROM snowflake_stats()")" = t ] && return 0
     sleep 0.05
   done
   echo "the lease did not run out" >&2
@@ -36,7 +36,7 @@ wait_lease_out() {
 
 # second_session_error: what a second session gets while the writer holds the flag.
 second_session_error() {
-  { psql_on main -v VERBOSITY=verbose -c "SET statement_timeout = '5s'" -c "SELECT snowflake_nextval()" 2>&1 >/dev/null || true; } \
+  { psql_on faults -v VERBOSITY=verbose -c "SET statement_timeout = '5s'" -c "SELECT snowflake_nextval()" 2>&1 >/dev/null || true; } \
     | sed -n 's/^ERROR:  //p' | head -n 1
 }
 
@@ -59,13 +59,13 @@ fault_case() {
   record "$case_no" || { cat "$SCRATCH/record.err"; exit 1; }
   if [ "$step" = standby_wait ]; then
     # The step is reached only with lease_sync and a synchronous standby to wait for (none answers).
-    psql_on main -c "ALTER SYSTEM SET snowflake.lease_sync = on" -c "ALTER SYSTEM SET synchronous_standby_names = 'nosuch'" \
+    psql_on faults -c "ALTER SYSTEM SET snowflake.lease_sync = on" -c "ALTER SYSTEM SET synchronous_standby_names = 'nosuch'" \
       -c "SELECT pg_reload_conf()" >/dev/null
   fi
   [ "$fault" = stop ] && hold=1500
   wait_lease_out
   : >"$SCRATCH/writer.out"
-  psql_on main -At -c "SET snowflake.fault_hold_at = '$step'" -c "SET snowflake.fault_hold_ms = $hold" \
+  psql_on faults -At -c "SET snowflake.fault_hold_at = '$step'" -c "SET snowflake.fault_hold_ms = $hold" \
     -c "SELECT pg_backend_pid()" -c "SELECT snowflake_nextval()" >"$SCRATCH/writer.out" 2>"$SCRATCH/writer.err" &
   local writer_psql=$!
   for _ in $(seq 1 100); do
@@ -86,12 +86,12 @@ fault_case() {
   fi
   if [ "$case_no" = 1 ]; then
     # A cancel ends the wait at once (statement_timeout shorter than snowflake.max_mark_wait).
-    echo "a session waiting for the writer, its statement_timeout 100 ms: $( { psql_on main -v VERBOSITY=verbose \
+    echo "a session waiting for the writer, its statement_timeout 100 ms: $( { psql_on faults -v VERBOSITY=verbose \
       -c "SET statement_timeout = '100ms'" -c "SELECT snowflake_nextval()" 2>&1 >/dev/null || true; } | sed -n 's/^ERROR:  //p')"
   fi
   case $fault in
-    terminate) psql_on main -c "SELECT pg_terminate_backend($wpid)" >/dev/null ;;
-    cancel) psql_on main -c "SELECT pg_cancel_backend($wpid)" >/dev/null ;;
+    terminate) psql_on faults -c "SELECT pg_terminate_backend($wpid)" >/dev/null ;;
+    cancel) psql_on faults -c "SELECT pg_cancel_backend($wpid)" >/dev/null ;;
     kill) kill -KILL "$wpid" ;;
     stop)
       kill -STOP "$wpid"
@@ -106,7 +106,7 @@ fault_case() {
     sleep 0.05
   done
   wait "$writer_psql" 2>/dev/null || true
-  [ "$fault" = kill ] && wait_ready main
+  [ "$fault" = kill ] && wait_ready faults
   outcome=$(sed -n 's/^\(ERROR\|FATAL\):  //p' "$SCRATCH/writer.err" | head -n 1)
   if [ -z "$outcome" ] && grep -q "closed the connection unexpectedly" "$SCRATCH/writer.err"; then
     outcome="its connection was lost"
@@ -114,7 +114,7 @@ fault_case() {
     outcome="it issued an id"
   fi
   if [ "$step" = standby_wait ]; then
-    psql_on main -c "ALTER SYSTEM RESET snowflake.lease_sync" -c "ALTER SYSTEM RESET synchronous_standby_names" \
+    psql_on faults -c "ALTER SYSTEM RESET snowflake.lease_sync" -c "ALTER SYSTEM RESET synchronous_standby_names" \
       -c "SELECT pg_reload_conf()" >/dev/null
   fi
   case_no=$((case_no + 1))
@@ -136,22 +136,22 @@ for step in flag_taken before_wal_insert before_wal_flush standby_wait before_fi
     fault_case "$step" "$what" "$fault"
   done
 done
-echo "the server log shows a crash restart re-initialising shared memory: $(grep -c 'all server processes terminated; reinitializing' "$SCRATCH/main.log")"
+echo "the server log shows a crash restart re-initialising shared memory: $(grep -c 'all server processes terminated; reinitializing' "$SCRATCH/faults.log")"
 
-psql_on main -At -c "SELECT 'ids kept: ' || count(*) || ', each once: ' || (count(*) = count(DISTINCT id))
+psql_on faults -At -c "SELECT 'ids kept: ' || count(*) || ', each once: ' || (count(*) = count(DISTINCT id))
                        || ', at or below an id issued before it: '
                        || (SELECT count(*) FROM (SELECT id, max(id) OVER (ORDER BY n ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before FROM ids) x WHERE id <= before)
                      FROM ids"
-psql_on main -At -c "SELECT 'snowflake_stats() counts the waits for another writer: ' || (writer_waits > 0)
+psql_on faults -At -c "SELECT 'snowflake_stats() counts the waits for another writer: ' || (writer_waits > 0)
                        || ', and those that gave up: ' || (mark_wait_timeouts > 0)
                        || ', and the synchronous standby waits: ' || (standby_waits > 0) || ', ' || (standby_wait_timeouts > 0)
                      FROM snowflake_stats()"
 
 # Negative control: the flag outlives its holder (no release at exit, no takeover).
-psql_on main -c "ALTER SYSTEM SET snowflake.fault_keep_writer_flag = on" -c "SELECT pg_reload_conf()" >/dev/null
+psql_on faults -c "ALTER SYSTEM SET snowflake.fault_keep_writer_flag = on" -c "SELECT pg_reload_conf()" >/dev/null
 : >"$SCRATCH/while_faulted"
 fault_case before_wal_flush "flushing the WAL" terminate 2>&1 | sed 's/ids again within 10 s/(negative control: the flag outlives its holder) ids again within 10 s/'
 echo "negative control: every call meanwhile: $(sed "s/process [0-9]*/process N/" "$SCRATCH/while_faulted" | sort -u)"
-psql_on main -c "ALTER SYSTEM RESET snowflake.fault_keep_writer_flag" -c "SELECT pg_reload_conf()" >/dev/null
+psql_on faults -c "ALTER SYSTEM RESET snowflake.fault_keep_writer_flag" -c "SELECT pg_reload_conf()" >/dev/null
 case_no=$((case_no + 1))
 echo "with the release switched on again, the dead writer's flag is taken over: ids again within 10 s: $(back_again "$case_no" 10)"

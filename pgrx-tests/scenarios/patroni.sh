@@ -77,19 +77,21 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 
-# The README's recipe: the ```yaml blocks of its section "### Patroni", the first for every run,
-# the second (synchronous replication) for the run `sync`.
-"$PY" - "$PROJECT_DIR/README.md" "$SCRATCH/recipe.yml" "$SCRATCH/sync.more.yml" <<'PY'
-import sys
+# The manual's recipe: the ```yaml blocks of its section "Patroni" (on whichever page holds it,
+# at any heading level), the first for every run, the second (synchronous replication) for the
+# run `sync`.
+recipe_page=$(cd "$PROJECT_DIR" && grep -lE '^#+ Patroni$' README.md $(ls docs/*.md 2>/dev/null))
+"$PY" - "$PROJECT_DIR/$recipe_page" "$SCRATCH/recipe.yml" "$SCRATCH/sync.more.yml" <<'PY'
+import re, sys
 lines = open(sys.argv[1]).read().split("\n")
-i = lines.index("### Patroni")
-end = next(n for n in range(i + 1, len(lines)) if lines[n].startswith("#"))
+i = next(n for n, l in enumerate(lines) if re.fullmatch(r"#+ Patroni", l))
+end = next((n for n in range(i + 1, len(lines)) if re.match(r"#+ ", lines[n])), len(lines))
 for out in sys.argv[2:]:
     start = lines.index("```yaml", i, end) + 1
     i = lines.index("```", start)
     open(out, "w").write("\n".join(lines[start:i]) + "\n")
 PY
-echo "-- the README's Patroni recipe (README.md, \"Patroni\"), merged into each node's patroni.yml:"
+echo "-- the manual's Patroni recipe ($recipe_page, \"Patroni\"), merged into each node's patroni.yml:"
 sed 's/^/   /' "$SCRATCH/recipe.yml"
 echo "-- and for synchronous replication (the run sync):"
 sed 's/^/   /' "$SCRATCH/sync.more.yml"
