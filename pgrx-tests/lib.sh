@@ -323,6 +323,18 @@ ids_after_failover() {
   echo "no $refused"
 }
 
+# lease_spent NAME: until cluster NAME's lease has run out (the server idle a second; up to 10 s
+# after a slow mark write, whose next lease is longer), so that its next id writes a new mark.
+lease_spent() {
+  local _
+  for _ in $(seq 1 300); do
+    [ "$(psql_on "$1" -At -c "SELECT coalesce(mark_ahead_ms, -1) < 0 FROM snowflake_stats()")" = t ] && return 0
+    sleep 0.05
+  done
+  echo "the lease of $1 did not run out" >&2
+  exit 1
+}
+
 # psql_on NAME [psql args...]: psql into database postgres of cluster NAME, quiet and unaligned.
 psql_on() {
   local name=$1; shift

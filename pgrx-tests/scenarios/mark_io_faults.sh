@@ -21,16 +21,6 @@ record() {
   psql_on small -c "INSERT INTO ids (id) SELECT snowflake_nextval() FROM generate_series(1, 1000)"
 }
 
-# The server idle until its lease is spent, so that the next id needs a new mark.
-lease_spent() {
-  for _ in $(seq 1 300); do
-    [ "$(psql_on small -At -c "SELECT coalesce(mark_ahead_ms, -1) < 0 FROM snowflake_stats()")" = t ] && return 0
-    sleep 0.05
-  done
-  echo "the lease was not spent" >&2
-  exit 1
-}
-
 # refused: the error (SQLSTATE and message) of one call, which needs a new mark.
 refused() {
   { psql_on small -v VERBOSITY=verbose -c "SELECT snowflake_nextval()" 2>&1 >/dev/null || true; } | sed -n 's/^ERROR:  //p'
@@ -56,20 +46,20 @@ record
 # 1. The file system full.
 as_pg_owner dd if=/dev/zero of="$data/filler" bs=1M status=none 2>/dev/null || true
 echo "disk full: ids while the lease lasts: $(psql_on small -At -c "SELECT count(snowflake_nextval()) FROM generate_series(1, 10)" 2>/dev/null || echo none)"
-lease_spent
+lease_spent small
 echo "disk full: once the lease is spent: $(refused)"
 rm -f "$data/filler"
 resumed "disk full"
 
 # 2. The mark's directory (the data directory) read-only.
-lease_spent
+lease_spent small
 as_pg_owner chmod 500 "$data"
 echo "read-only directory: $(refused)"
 as_pg_owner chmod 700 "$data"
 resumed "read-only directory"
 
 # 3. fsync failing in the backend that writes the mark.
-lease_spent
+lease_spent small
 cat >"$SCRATCH/fsync.sql" <<EOF
 \\set ON_ERROR_STOP 0
 \\set VERBOSITY verbose

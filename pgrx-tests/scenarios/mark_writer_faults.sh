@@ -23,17 +23,6 @@ record() {
     -c "INSERT INTO ids (id, case_no) SELECT snowflake_nextval(), $1 FROM generate_series(1, 200)" 2>"$SCRATCH/record.err"
 }
 
-# Until the lease has run out (the server idle a second; up to 10 s after a slow write, whose next
-# lease is longer), so that the next call writes the mark.
-wait_lease_out() {
-  for _ in $(seq 1 300); do
-    [ "$(psql_on faults -At -c "SELECT coalesce(mark_ahead_ms, -1) < 0 FROM snowflake_stats()")" = t ] && return 0
-    sleep 0.05
-  done
-  echo "the lease did not run out" >&2
-  exit 1
-}
-
 # second_session_error: what a second session gets while the writer holds the flag.
 second_session_error() {
   { psql_on faults -v VERBOSITY=verbose -c "SET statement_timeout = '5s'" -c "SELECT snowflake_nextval()" 2>&1 >/dev/null || true; } \
@@ -63,7 +52,7 @@ fault_case() {
       -c "SELECT pg_reload_conf()" >/dev/null
   fi
   [ "$fault" = stop ] && hold=1500
-  wait_lease_out
+  lease_spent faults
   : >"$SCRATCH/writer.out"
   psql_on faults -At -c "SET snowflake.fault_hold_at = '$step'" -c "SET snowflake.fault_hold_ms = $hold" \
     -c "SELECT pg_backend_pid()" -c "SELECT snowflake_nextval()" >"$SCRATCH/writer.out" 2>"$SCRATCH/writer.err" &
