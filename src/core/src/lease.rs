@@ -132,3 +132,104 @@ pub fn renew_if_due<H: MarkStore + Processes + Events + Clock + Limits>(
     }
     Ok(cover(shared, layout, now_ms, host)? == Cover::Done)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::tests::EPOCH_2025;
+    use crate::test_host::{fresh, generator, FakeHost};
+
+    #[test]
+    fn the_mark_is_never_lowered() {
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        g.next_id(&state, &mut host).unwrap();
+        host.step_wall_ms(-3_000);
+        assert_eq!(cover(&state, g.layout(), host.now_ms(), &mut host), Ok(Cover::Done));
+        assert_eq!(host.marks, vec![EPOCH_2025 + 6_000]);
+        assert_eq!(state.mark.unix_ms.load(Relaxed), EPOCH_2025 + 6_000);
+    }
+
+    /// The store's own bounded wait (synchronous standbys that do not confirm) ends the call with
+    /// its error, counted; the flag is released.
+    #[test]
+    fn standbys_that_do_not_confirm_end_the_write_and_are_counted() {
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        host.persist_error = Some(Error::StandbysDidNotConfirm { standby_names: "nosuch".into(), limit_ms: 5000 });
+        let e = cover(&state, g.layout(), EPOCH_2025 + 5_000, &mut host);
+        assert_eq!(e, Err(Error::StandbysDidNotConfirm { standby_names: "nosuch".into(), limit_ms: 5000 }));
+        let stats = state.stats();
+        assert_eq!((stats.standby_waits, stats.standby_wait_timeouts, stats.mark_writes), (1, 1, 0));
+        assert_eq!((state.mark.writer.load(Relaxed), state.mark.tick.load(Relaxed)), (0, -1));
+    }
+
+    /// A store that unwinds (in PostgreSQL: a cancel while waiting for a synchronous standby)
+    /// leaves no mark published and the writer's flag released, so later writes are not blocked.
+    #[test]
+    fn a_store_that_unwinds_releases_the_writer() {
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        host.persist_panics = true;
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            cover(&state, g.layout(), EPOCH_2025 + 5_000, &mut host)
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(state.mark.writer.load(Relaxed), 0, "the writer's flag is released");
+        assert_eq!(state.mark.tick.load(Relaxed), -1, "no mark was published");
+        let mut fine = FakeHost::at(EPOCH_2025 + 5_000);
+        assert!(g.next_id(&state, &mut fine).is_ok(), "later writes go through");
+    }
+
+    #[test]
+    fn the_worker_renews_only_while_ids_are_issued() {
+        let g = generator(0, 1);
+        let state = fresh();
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        assert_eq!(renew_if_due(&state, g.layout(), host.now_ms(), &mut host), Ok(false), "idle: no write");
+        g.next_id(&state, &mut host).unwrap(); // mark at +6000
+        host.advance_us(300_000);
+        g.next_id(&state, &mut host).unwrap();
+        assert_eq!(renew_if_due(&state, g.layout(), host.now_ms(), &mut host), Ok(false), "700 ms left");
+        host.advance_us(200_000);
+        g.next_id(&state, &mut host).unwrap();
+        assert_eq!(renew_if_due(&state, g.layout(), host.now_ms(), &mut host), Ok(true), "500 ms left");
+        assert_eq!(host.marks, vec![EPOCH_2025 + 6_000, EPOCH_2025 + 6_500]);
+        assert_eq!(state.mark.tick.load(Relaxed), 6_500);
+        host.advance_us(5_000_000);
+        assert_eq!(renew_if_due(&state, g.layout(), host.now_ms(), &mut host), Ok(false), "idle again");
+    }
+
+    #[test]
+    fn a_clean_stop_leaves_the_mark_at_the_last_tick_so_the_next_start_need_not_wait() {
+        let g = generator(0, 2);
+        let state = fresh();
+        let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+        assert_eq!(final_mark(&state, g.layout()), None, "nothing issued: the mark stays");
+        for _ in 0..3 {
+            g.next_id(&state, &mut host).unwrap();
+        }
+        host.advance_us(2_000);
+        let last = g.next_id(&state, &mut host).unwrap();
+        assert_eq!(host.marks, vec![EPOCH_2025 + 6_000], "a lease ahead");
+        let final_ms = final_mark(&state, g.layout()).unwrap();
+        assert_eq!(final_ms, EPOCH_2025 + 5_002, "the start of the last tick issued on");
+        // Started again from that mark 1 ms later: the first id comes at once and is above all.
+        let restarted = SharedState::starting_at(Some((g.layout().tick_of_time(final_ms).unwrap(), final_ms)), 12, 0);
+        assert_eq!(final_mark(&restarted, g.layout()), None, "nothing issued since: already that low");
+        host.advance_us(1_000);
+        let (spins, slept) = (host.spins, host.slept_ms);
+        assert!(g.next_id(&restarted, &mut host).unwrap() > last);
+        assert_eq!((host.spins, host.slept_ms), (spins, slept), "no wait");
+        // From the lease mark instead (a crash), the same start would wait out the lease.
+        let crashed = SharedState::starting_at(Some((6_000, EPOCH_2025 + 6_000)), 12, 0);
+        g.next_id(&crashed, &mut host).unwrap();
+        assert!(host.slept_ms > slept + 900);
+        // A mark that could not be read is never touched.
+        crashed.mark.unreadable.store(true, Relaxed);
+        assert_eq!(final_mark(&crashed, g.layout()), None);
+    }
+}

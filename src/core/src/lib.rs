@@ -42,6 +42,8 @@ pub mod presets;
 pub mod public_id;
 pub mod start_check;
 pub mod state;
+#[cfg(test)]
+mod test_host;
 
 pub use error::Error;
 pub use layout::{Layout, LayoutError, Parts};
