@@ -6,7 +6,10 @@
 #   2. the core's unit and property tests, with a plain `cargo test` (no PostgreSQL);
 #   3. rustfmt: `cargo fmt --all --check` (rustfmt.toml);
 #   4. the scenario runner stops at a scenario's first failing command;
-#   5. no import cycles between the modules of the core, the shell and the SQL API.
+#   5. no import cycles between the modules of the core, the shell and the SQL API, and the cycle
+#      check sees one that goes through an inline module's `super::super::` (a planted probe);
+#   6. the upgrade script into the unreleased version holds its copies of sql/ files unchanged
+#      (pgrx-tests/upgrade_copies.py), and sees a copy that differs (a planted probe).
 # clippy runs per PostgreSQL version in test.sh (its cfgs differ by version).
 #
 # Usage: bash pgrx-tests/checks.sh
@@ -43,6 +46,23 @@ say "no import cycles (pgrx-tests/module_cycles.py)"
 python3 pgrx-tests/module_cycles.py src/core/src crate:: || fail "an import cycle in the core"
 python3 pgrx-tests/module_cycles.py src/postgres super:: || fail "an import cycle in the shell"
 python3 pgrx-tests/module_cycles.py src/postgres/sql_api super:: || fail "an import cycle in the SQL API"
+probe=$(mktemp -d)
+printf 'use super::b::g;\npub fn f() { g() }\n' >"$probe/a.rs"
+printf 'pub fn g() {}\nmod inner {\n    pub fn h() { super::super::a::f() }\n}\n' >"$probe/b.rs"
+out=$(python3 pgrx-tests/module_cycles.py "$probe" super:: 2>&1 || true)
+rm -rf "$probe"
+[[ $out == *"import cycle: a -> b -> a"* ]] || fail "the cycle check missed a cycle through super::super:: (got: $out)"
 
-if [ "$failed" = 0 ]; then echo "checks: 5 passed, 0 failed"; else echo "checks: some FAILED"; fi
+say "the upgrade script's copies of sql/ files equal them (pgrx-tests/upgrade_copies.py)"
+python3 pgrx-tests/upgrade_copies.py "$PROJECT_DIR" || fail "an upgrade script's copy differs from its source (above)"
+probe=$(mktemp -d)
+mkdir "$probe/sql"
+cp Cargo.toml "$probe/"
+cp sql/*.sql "$probe/sql/"
+sed -i '0,/RAISE EXCEPTION/s//RAISE WARNING/' "$probe"/sql/convert_column.sql
+out=$(python3 pgrx-tests/upgrade_copies.py "$probe" 2>&1 || echo "exit $?")
+rm -rf "$probe"
+[[ $out == *"copy of sql/convert_column.sql differs"*"exit 1" ]] || fail "upgrade_copies.py missed a changed source (got: $out)"
+
+if [ "$failed" = 0 ]; then echo "checks: 6 passed, 0 failed"; else echo "checks: some FAILED"; fi
 exit "$failed"

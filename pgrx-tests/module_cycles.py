@@ -15,7 +15,9 @@ def references(text, prefixes, names):
     text = re.sub(r"//.*", "", text)  # comments and doc links are no dependency
     found = set()
     for prefix in prefixes:
-        p = re.escape(prefix)
+        # `super::super::m` in a file's inline module (e.g. `mod settings { ... }`) names a
+        # sibling as `super::m` does at the file's top: a run of the prefix counts as one.
+        p = "(?:" + re.escape(prefix) + ")+"
         for m in re.finditer(p + r"(\w+)", text):
             found.add(m.group(1))
         for m in re.finditer(p + r"\{([^}]*)\}", text):
@@ -30,8 +32,11 @@ def main():
     graph = {}
     for name, path in files.items():
         text = path.read_text()
-        if path.name == "mod.rs":  # a module folder: its files reach siblings with one more super::
-            text += "".join(f.read_text().replace("super::super::", "super::") for f in path.parent.glob("*.rs"))
+        if path.name == "mod.rs":  # a module folder: its files reach the folder's siblings with
+            # super::super:: (their own siblings, with one super::, are inside the folder)
+            for f in path.parent.glob("*.rs"):
+                inner = re.sub(r"(?<!super::)super::(?!super::)", "self::", f.read_text())
+                text += inner.replace("super::super::", "super::")
         graph[name] = references(text, prefixes, set(files)) - {name}
     state, stack = {}, []
 
