@@ -43,15 +43,21 @@ rm -rf "$probe"
 [ "$out" = $'before\nexit 1' ] || fail "a scenario went on after a failing command: got: $out"
 
 say "no import cycles (pgrx-tests/module_cycles.py)"
-python3 pgrx-tests/module_cycles.py src/core/src crate:: || fail "an import cycle in the core"
+python3 pgrx-tests/module_cycles.py src/core/src crate:: --order src/core/src/lib.rs || fail "an import cycle in the core, or a module that uses one listed below it in lib.rs"
 python3 pgrx-tests/module_cycles.py src/postgres super:: || fail "an import cycle in the shell"
 python3 pgrx-tests/module_cycles.py src/postgres/sql_api super:: || fail "an import cycle in the SQL API"
 probe=$(mktemp -d)
 printf 'use super::b::g;\npub fn f() { g() }\n' >"$probe/a.rs"
 printf 'pub fn g() {}\nmod inner {\n    pub fn h() { super::super::a::f() }\n}\n' >"$probe/b.rs"
 out=$(python3 pgrx-tests/module_cycles.py "$probe" super:: 2>&1 || true)
-rm -rf "$probe"
 [[ $out == *"import cycle: a -> b -> a"* ]] || fail "the cycle check missed a cycle through super::super:: (got: $out)"
+rm -f "$probe"/*.rs
+printf '//! - [`b`]: second\n//! - [`a`]: first\npub mod a;\npub mod b;\n' >"$probe/lib.rs"
+printf 'pub fn f() {}\n' >"$probe/a.rs"
+printf 'use crate::a::f;\npub fn g() { f() }\n' >"$probe/b.rs"
+out=$(python3 pgrx-tests/module_cycles.py "$probe" crate:: --order "$probe/lib.rs" 2>&1 || true)
+[[ $out == *"b uses a, which is listed below it"* ]] || fail "the order check missed a module using one listed below it (got: $out)"
+rm -rf "$probe"
 
 say "the upgrade script's copies of sql/ files equal them (pgrx-tests/upgrade_copies.py)"
 python3 pgrx-tests/upgrade_copies.py "$PROJECT_DIR" || fail "an upgrade script's copy differs from its source (above)"

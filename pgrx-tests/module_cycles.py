@@ -3,8 +3,13 @@
 `super::super::m` references (in `use` lines and in paths), and `use super::{a, b}` groups. A
 module's tests (`#[cfg(test)]` and below) and comments are left out.
 
-Usage: module_cycles.py DIR PREFIX...   (PREFIX: how files in DIR name their siblings, e.g.
-`crate::` for a crate root's modules, `super::` for a module folder's). Exit 1 on a cycle."""
+With --order FILE: FILE (a crate root's doc comment) lists the modules, leaves first, as lines
+`//! - [`name`]: ...`; each module may use only those listed above it (exit 1 if one uses a module
+listed below it, or if a module is missing from the list).
+
+Usage: module_cycles.py DIR PREFIX... [--order FILE]   (PREFIX: how files in DIR name their
+siblings, e.g. `crate::` for a crate root's modules, `super::` for a module folder's). Exit 1 on a
+cycle."""
 import re
 import sys
 from pathlib import Path
@@ -25,8 +30,33 @@ def references(text, prefixes, names):
     return {n for n in found if n in names}
 
 
+def listed_order(graph, order_file):
+    """1 if a module uses one listed below it in order_file's list, or is not listed."""
+    text = Path(order_file).read_text()
+    order = re.findall(r"^//! - \[`(\w+)`\]", text, re.M)
+    # the modules it declares, but those of tests (`#[cfg(test)]` on the line before)
+    declared = set(re.findall(r"^(?<!#\[cfg\(test\)\]\n)(?:pub )?mod (\w+);", text, re.M))
+    bad = 0
+    for name in sorted(set(graph) & declared):
+        if name not in order:
+            print(f"{order_file}: module {name} is not in its list of modules")
+            bad = 1
+            continue
+        for dep in sorted(graph[name]):
+            if dep in order and order.index(dep) > order.index(name):
+                print(f"{order_file}: {name} uses {dep}, which is listed below it")
+                bad = 1
+    return bad
+
+
 def main():
-    folder, prefixes = Path(sys.argv[1]), sys.argv[2:]
+    args = sys.argv[1:]
+    order_file = None
+    if "--order" in args:
+        i = args.index("--order")
+        order_file = args[i + 1]
+        del args[i : i + 2]
+    folder, prefixes = Path(args[0]), args[1:]
     files = {f.stem: f for f in folder.glob("*.rs") if f.stem not in ("lib", "mod")}
     files.update({d.name: d / "mod.rs" for d in folder.iterdir() if (d / "mod.rs").is_file()})
     graph = {}
@@ -56,7 +86,9 @@ def main():
         if n not in state and (cycle := visit(n)):
             print(f"{folder}: import cycle: {' -> '.join(cycle)}")
             return 1
-    print(f"{folder}: {len(graph)} modules, no import cycle")
+    if order_file and listed_order(graph, order_file):
+        return 1
+    print(f"{folder}: {len(graph)} modules, no import cycle" + (f", each uses only those listed above it in {order_file}" if order_file else ""))
     return 0
 
 

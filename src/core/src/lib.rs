@@ -8,15 +8,15 @@
 //! - [`presets`]: the layouts of other systems' ids;
 //! - [`mark_file`]: the durable high-water mark on disk, and who wrote it;
 //! - [`start_check`]: what the mark on disk says at start (a copy, a changed layout);
+//! - [`key_file`]: the key file of public ids: its text, its owner and permissions;
+//! - [`conninfo`]: libpq connection strings: secrets masked, a connect timeout added;
+//! - [`state`]: what every process shares: the state word, the mark, the statistics;
+//! - [`mark_writer`]: the one process writing a new mark: its flag, what it is doing, takeover;
 //! - [`error`]: every error a user can meet, as plain data with its message and hint;
 //! - [`fixed_layout`]: layouts that never change (a preset, or given as arguments), for IMMUTABLE functions;
 //! - [`json_form`]: the JSON form of an id, its digits in a string;
 //! - [`partition`]: range-partition bounds on the id for steps of time;
 //! - [`public_id`]: keyed, reversible public ids;
-//! - [`key_file`]: the key file of public ids: its text, its owner and permissions;
-//! - [`conninfo`]: libpq connection strings: secrets masked, a connect timeout added;
-//! - [`state`]: what every process shares: the state word, the mark, the statistics;
-//! - [`mark_writer`]: the one process writing a new mark: its flag, what it is doing, takeover;
 //! - [`host`]: what the generator needs from the world (clock, waits, mark store, events);
 //! - [`lease_record`]: the lease as a WAL record, for servers that replay the WAL;
 //! - [`lease`]: the lease protocol that keeps the mark ahead of the ids;
@@ -42,6 +42,7 @@ pub mod presets;
 pub mod public_id;
 pub mod start_check;
 pub mod state;
+/// The test host (tests only): a fake clock, mark store and processes, with switches.
 #[cfg(test)]
 mod test_host;
 

@@ -4,18 +4,18 @@
 //! Volatility: everything that reads the server's layout (snowflake.epoch, time_unit and the bit
 //! settings) is STABLE, not IMMUTABLE, because the layout can differ after a restart: IMMUTABLE
 //! would let an index expression or a cached plan keep an answer made under another layout.
-//! The IMMUTABLE forms in `fixed.rs` take the layout as arguments instead.
+//! The IMMUTABLE forms in `fixed_layout.rs` take the layout as arguments instead.
 //! STABLE still lets the planner use `snowflake_from_timestamp(...)` in an index condition.
 
 mod compose;
 mod decode;
-mod fixed;
+mod fixed_layout;
 mod generate;
 mod json;
 mod layout;
 mod partition;
 mod peers;
-mod public;
+mod public_id;
 mod stats;
 
 use super::errors;
