@@ -13,8 +13,8 @@
 # meant to show the extension where a user would run it. With another major it uses the tests' own
 # PostgreSQL of that major. (The tests never touch the system's PostgreSQL.)
 set -euo pipefail
-# shellcheck source=pgrx-tests/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=pgrx-tests/harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/harness/lib.sh"
 
 major=${PG_MAJOR:-15}
 [ "$major" = "$SYSTEM_PG_MAJOR" ] && ensure_debian_packages "postgresql-$major"
@@ -28,5 +28,5 @@ init_cluster demo "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine
 start_cluster demo
 
 say "inserting rows and decoding their ids"
-psql_on demo -e -f "$PROJECT_DIR/pgrx-tests/include/demo.sql"
+psql_on demo -e -f "$PROJECT_DIR/pgrx-tests/harness/sql/demo.sql"
 say "done; the server and its data are removed"

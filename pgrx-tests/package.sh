@@ -18,8 +18,8 @@
 #   --pg LIST   the majors to package (default: all, 14 to 18)
 #   --out DIR   where the packages go (default: target/packages)
 set -euo pipefail
-# shellcheck source=pgrx-tests/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=pgrx-tests/harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/harness/lib.sh"
 
 VERSIONS=all
 OUT=

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, set-up included (idempotent, quick when already set up), against every
 # supported PostgreSQL (14 to 18) or the ones named. First, once: the checks that need no
-# PostgreSQL (pgrx-tests/checks.sh: the core is pure, its unit and property tests, rustfmt, the
+# PostgreSQL (pgrx-tests/checks/checks.sh: the core is pure, its unit and property tests, rustfmt, the
 # scenario runner). Then for each version:
 #   1. clippy with -D warnings, and `cargo pgrx test pgNN`: the in-database tests on a cluster that
 #      preloads the library with snowflake.machine_id = 7 (and the shell's few unit tests), run
@@ -16,7 +16,7 @@
 #      of the tests' PostgreSQL, its library refused by another major, and for 15 the Debian package
 #      installed for real into Debian's postgresql-15 and removed (the only step that touches the
 #      system's PostgreSQL);
-#   4. once, on the last version: the benchmark in quick mode (pgrx-tests/bench.sh --quick), which
+#   4. once, on the last version: the benchmark in quick mode (pgrx-tests/bench/bench.sh --quick), which
 #      proves it still runs and that its ids hold the layout's ceiling; no speed figure can fail it.
 #
 # Usage: bash pgrx-tests/test.sh [--pg 14,15|all] [--packages 15,18|none] [--scenarios] [--accept] [--no-bench] [SCENARIO...]
@@ -27,8 +27,8 @@
 #   --no-bench       skip step 4
 #   SCENARIO         run only these scenarios, and skip the checks and steps 1, 3 and 4
 set -euo pipefail
-# shellcheck source=pgrx-tests/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=pgrx-tests/harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/harness/lib.sh"
 
 ACCEPT=
 NO_BENCH=
@@ -91,51 +91,6 @@ fi
 ensure_setup $VERSIONS
 new_scratch
 
-# run_scenario FILE: runs one scenario into $SCRATCH/NAME.actual and compares it with the expected.
-run_scenario() {
-  local file=$1 name actual
-  name=$(basename "${file%.*}")
-  actual="$SCRATCH/$name.actual"
-  case $file in
-    *.sql)
-      local conf=() patterns=()
-      mapfile -t conf < <(sed -n 's/^-- conf: //p' "$file")
-      mapfile -t patterns < <(sed -n 's/^-- log: //p' "$file")
-      init_cluster "$name" "${conf[@]}"
-      start_cluster "$name"
-      psql_on "$name" -a -f "$file" >"$actual" 2>&1 || echo "psql exited with status $?" >>"$actual"
-      stop_cluster "$name"
-      local p
-      for p in "${patterns[@]}"; do
-        grep -qF -- "$p" "$SCRATCH/$name.log" || echo "the server log lacks: $p" >>"$actual"
-      done
-      ;;
-    *.sh)
-      run_sh_scenario "$file" "$SCRATCH/$name.report" >"$actual" 2>&1 || echo "scenario exited with status $?" >>"$actual"
-      stop_all_clusters
-      ;;
-  esac
-  # One expected output for every version, unless a version has its own (NAME.pgNN.out) because
-  # it behaves differently, as documented.
-  local expected="$PROJECT_DIR/pgrx-tests/expected/$name.out"
-  [ -f "$PROJECT_DIR/pgrx-tests/expected/$name.pg$PG_MAJOR.out" ] && expected="$PROJECT_DIR/pgrx-tests/expected/$name.pg$PG_MAJOR.out"
-  if [ -n "$ACCEPT" ]; then
-    cp "$actual" "$expected"
-  fi
-  if diff -u "$expected" "$actual" >"$SCRATCH/$name.diff" 2>&1; then
-    printf 'pg%s %s %-40s ok\n' "$PG_MAJOR" "$KIND" "$name"
-    # Figures that vary from run to run, reported but not compared (REPORT is set for .sh scenarios).
-    [ -f "$SCRATCH/$name.report" ] && sed 's/^/    /' "$SCRATCH/$name.report"
-    return 0
-  fi
-  printf 'pg%s %s %-40s FAILED\n' "$PG_MAJOR" "$KIND" "$name"
-  cat "$SCRATCH/$name.diff"
-  for log in "$SCRATCH"/*.log; do
-    grep -H -E 'PANIC|FATAL|ERROR|WARNING' "$log" | tail -n 20 || true
-  done
-  return 1
-}
-
 # readme_pgrx_test N: the README's `cargo pgrx test` commands (the sh block under its comment
 # `<!-- test: cargo pgrx test ... -->`), for PostgreSQL N: one a line.
 readme_pgrx_test() {
@@ -149,7 +104,7 @@ failed=0
 failed_units=()
 checks=skipped
 if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
-  if bash "$PROJECT_DIR/pgrx-tests/checks.sh"; then checks=ok; else checks=FAILED; fi
+  if bash "$PROJECT_DIR/pgrx-tests/checks/checks.sh"; then checks=ok; else checks=FAILED; fi
 fi
 for v in $VERSIONS; do
   use_pg "$v"
@@ -174,19 +129,7 @@ for v in $VERSIONS; do
   install_extension fault_injection
   say "PostgreSQL $v: cluster scenarios (pgrx-tests/scenarios)"
   rm -f "$SCRATCH"/*.log
-  for file in "$PROJECT_DIR"/pgrx-tests/scenarios/*.sql "$PROJECT_DIR"/pgrx-tests/scenarios/*.sh; do
-    name=$(basename "${file%.*}")
-    if [ ${#ONLY[@]} -gt 0 ] && [[ " ${ONLY[*]} " != *" $name "* ]]; then
-      continue
-    fi
-    # A scenario that does not depend on the major (a real HA engine's package, say) names the
-    # majors it runs on in a "# majors: 15 18" line.
-    majors=$(sed -n 's/^# majors: //p' "$file")
-    if [ -n "$majors" ] && [[ " $majors " != *" $v "* ]]; then
-      continue
-    fi
-    remove_all_clusters
-    rm -f "$SCRATCH/$name.report"
+  for file in $(scenarios_for "$v" "${ONLY[@]}"); do
     if run_scenario "$file"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   done
 done
@@ -198,8 +141,6 @@ if [[ " $VERSIONS " == *" $((last - 1)) "* ]] && { [ ${#ONLY[@]} -eq 0 ] || [[ "
   use_pg "$last"
   export OLD_MAJOR=$((last - 1))
   say "pg_upgrade from PostgreSQL $OLD_MAJOR to $last (pgrx-tests/major_upgrade)"
-  remove_all_clusters
-  rm -f "$SCRATCH/pg_upgrade.report"
   if run_scenario "$PROJECT_DIR/pgrx-tests/major_upgrade/pg_upgrade.sh"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 fi
 
@@ -220,15 +161,11 @@ for p in $PACKAGES; do
   [ "$p" = "$SYSTEM_PG_MAJOR" ] && tests+=("$PROJECT_DIR/pgrx-tests/packaging/package_debian_install.sh")
   for file in "${tests[@]}"; do
     use_pg "$p"
-    remove_all_clusters
-    rm -f "$SCRATCH/$(basename "${file%.*}").report"
     if run_scenario "$file"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   done
   package_into_copy "$p" "$p" "$SCRATCH/package-pg$p"
   for name in $PACKAGE_SCENARIOS; do
     file=$(ls "$PROJECT_DIR/pgrx-tests/scenarios/$name".*)
-    remove_all_clusters
-    rm -f "$SCRATCH/$name.report"
     if run_scenario "$file"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   done
   unset PG_CONFIG_OVERRIDE
@@ -236,8 +173,8 @@ done
 
 bench=skipped
 if [ ${#ONLY[@]} -eq 0 ] && [ -z "$NO_BENCH" ]; then
-  say "PostgreSQL $PG_MAJOR: the benchmark in quick mode (pgrx-tests/bench.sh --quick)"
-  if bash "$PROJECT_DIR/pgrx-tests/bench.sh" --quick --pg "$PG_MAJOR" >"$SCRATCH/bench.log" 2>&1; then
+  say "PostgreSQL $PG_MAJOR: the benchmark in quick mode (pgrx-tests/bench/bench.sh --quick)"
+  if bash "$PROJECT_DIR/pgrx-tests/bench/bench.sh" --quick --pg "$PG_MAJOR" >"$SCRATCH/bench.log" 2>&1; then
     bench=ok
   else
     bench=FAILED
@@ -246,7 +183,7 @@ if [ ${#ONLY[@]} -eq 0 ] && [ -z "$NO_BENCH" ]; then
 fi
 
 echo "PostgreSQL versions tested: $VERSIONS"
-echo "checks without PostgreSQL (pgrx-tests/checks.sh): $checks"
+echo "checks without PostgreSQL (pgrx-tests/checks/checks.sh): $checks"
 echo "packages built and tested: ${PACKAGES:-none}"
 [ ${#failed_units[@]} -eq 0 ] || echo "clippy or cargo pgrx test failed on: ${failed_units[*]}"
 echo "scenarios: $passed passed, $failed failed"

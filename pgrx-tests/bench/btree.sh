@@ -1,4 +1,4 @@
-# The seeds' B-tree experiment (sourced by pgrx-tests/bench.sh).
+# The seeds' B-tree experiment (sourced by pgrx-tests/bench/bench.sh).
 #
 # The same N rows loaded into four tables whose primary key is a bigserial, a UUIDv4
 # (gen_random_uuid()), a UUIDv7 (core uuidv7() on PostgreSQL 18; before 18 a SQL function doing

@@ -1,4 +1,4 @@
-# The layout's ceiling (sourced by pgrx-tests/bench.sh).
+# The layout's ceiling (sourced by pgrx-tests/bench/bench.sh).
 #
 # With the default layout (12-bit sequence: 4,096 ids per millisecond per server), several
 # sessions mint ids as fast as they can at once, each into its own unlogged table. The ids

@@ -1,4 +1,4 @@
-# Throughput under concurrency (sourced by pgrx-tests/bench.sh).
+# Throughput under concurrency (sourced by pgrx-tests/bench/bench.sh).
 #
 # pgbench at 1, 4, 16 and 64 clients: `SELECT snowflake_nextval()` against `SELECT 1` (the
 # floor: a round trip that does nothing), a sequence's nextval() and gen_random_uuid(); and an

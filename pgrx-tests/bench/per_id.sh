@@ -1,4 +1,4 @@
-# Per-id cost in one session (sourced by pgrx-tests/bench.sh).
+# Per-id cost in one session (sourced by pgrx-tests/bench/bench.sh).
 #
 # Times `SELECT count(f()) FROM generate_series(1, N)` for each call in interleaved rounds and
 # subtracts the bare loop, `SELECT count(*) FROM generate_series(1, N)`, of the same round: on a

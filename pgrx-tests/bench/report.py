@@ -1,4 +1,4 @@
-"""Turns the data of pgrx-tests/bench.sh into report.md and PNG plots.
+"""Turns the data of pgrx-tests/bench/bench.sh into report.md and PNG plots.
 
 Usage: python3 report.py RESULTS_DIR   (reads RESULTS_DIR/data, writes into RESULTS_DIR)
 
@@ -52,7 +52,7 @@ md.append(f"PostgreSQL {machine['postgres']}, {machine['cores']} cores ({machine
           f"{machine['memory_gib']} GiB, {machine['os']}, Linux {machine['kernel']}; commit "
           f"{machine['commit']}, {machine['date']}; the whole run took {int(machine['seconds']) // 60} min "
           f"{int(machine['seconds']) % 60} s.\n")
-md.append("Command: `bash pgrx-tests/bench.sh" + (" --quick" if quick else "")
+md.append("Command: `bash pgrx-tests/bench/bench.sh" + (" --quick" if quick else "")
           + ("" if machine["postgres"].startswith("15") else f" --pg {machine['postgres'].split('.')[0]}")
           + "`. A throwaway server with `fsync = off` (this measures CPU and buffer work, not the disk), "
             "`jit = off`, no parallel query; the release build.\n")

@@ -71,8 +71,8 @@ for case in mark_copied no_mark; do
   rows "$new" | diff -q "$SCRATCH/old.rows" - >/dev/null && echo "tables: every row unchanged"
   psql_on "$new" -c "CREATE DATABASE fresh"
   psql_on "$new" -d fresh -c "CREATE EXTENSION pg_snowflake"
-  if diff <(psql_on "$new" -d fresh -At -f "$PROJECT_DIR/pgrx-tests/include/extension_catalog.sql") \
-       <(psql_on "$new" -d app -At -f "$PROJECT_DIR/pgrx-tests/include/extension_catalog.sql") >"$SCRATCH/$case.diff"; then
+  if diff <(psql_on "$new" -d fresh -At -f "$PROJECT_DIR/pgrx-tests/harness/sql/extension_catalog.sql") \
+       <(psql_on "$new" -d app -At -f "$PROJECT_DIR/pgrx-tests/harness/sql/extension_catalog.sql") >"$SCRATCH/$case.diff"; then
     echo "extension: the catalog of a fresh install on <new>" | n
   else
     cat "$SCRATCH/$case.diff"
@@ -80,7 +80,7 @@ for case in mark_copied no_mark; do
   # 5,000 ids: more than one tick's sequence (4,096), so that a generator that must not use the
   # clock's time has to wait for it.
   PGOPTIONS="-c client_min_messages=error" psql_on "$new" -d app -At -F ' | ' <<SQL
-\i $PROJECT_DIR/pgrx-tests/include/error_of.sql
+\i $PROJECT_DIR/pgrx-tests/harness/sql/error_of.sql
 SELECT 'clock 1 h behind the last old id: ' || state || ' | ' || regexp_replace(coalesce(message, ''), '\d+ ms behind', 'N ms behind')
 FROM error_of('INSERT INTO orders(item) SELECT ''1h'' FROM generate_series(1, 5000)');
 SELECT '  new ids, and new ids not above every id before the upgrade: ' || count(*) || ', ' || count(*) FILTER (WHERE id <= $old_max)

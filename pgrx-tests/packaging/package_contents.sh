@@ -37,7 +37,7 @@ strings "$so" | grep -q fault_clock_offset && echo "the library has the test-onl
 # Every SQL script in the package: the frozen and generated install scripts are the checkout's.
 for f in "$x/usr/share/postgresql/$PG_MAJOR/extension/"*.sql; do
   case ${f##*/} in
-    "pg_snowflake--$version.sql") python3 "$PROJECT_DIR/pgrx-tests/sql_snapshot.py" check "$f" >/dev/null && echo "${f##*/}: matches the SQL snapshot" | n ;;
+    "pg_snowflake--$version.sql") python3 "$PROJECT_DIR/pgrx-tests/checks/sql_snapshot.py" check "$f" >/dev/null && echo "${f##*/}: matches the SQL snapshot" | n ;;
     *) cmp -s "$f" "$PROJECT_DIR/sql/${f##*/}" && echo "${f##*/}: the checkout's sql/${f##*/}" | n ;;
   esac
 done

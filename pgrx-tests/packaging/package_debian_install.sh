@@ -42,7 +42,7 @@ use_system_pg "$PG_MAJOR"
 init_cluster debian "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster debian
 echo "server: $PG_BIN/postgres, $("$PG_BIN/postgres" --version | grep -q '(Debian ' && echo "Debian's build")" | n
-psql_on debian -e -f "$PROJECT_DIR/pgrx-tests/include/demo.sql" >>"$REPORT" 2>&1
+psql_on debian -e -f "$PROJECT_DIR/pgrx-tests/harness/sql/demo.sql" >>"$REPORT" 2>&1
 psql_on debian -At <<'SQL'
 SELECT 'demo: ' || count(*) || ' rows, ids distinct: ' || (count(DISTINCT id) = count(*))
        || ', machine ids: ' || string_agg(DISTINCT snowflake_machine_id(id)::text, ',') FROM orders;

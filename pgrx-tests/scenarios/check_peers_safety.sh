@@ -110,7 +110,7 @@ a="host=$sock port=$pa dbname=postgres"
 check "SELECT peer, machine_id, problems FROM snowflake_check_peers(ARRAY['$a', '$b', '$b application_name=again', 'postgresql://postgres@$enc_sock:$pb/postgres'])" | stable
 echo "-- a peer that streams rows (64 MB, a result that never ends) is refused; this backend does not hold them"
 rm -f "$SCRATCH/streaming.port"
-python3 "$PROJECT_DIR/pgrx-tests/include/streaming_peer.py" "$SCRATCH/streaming.port" &
+python3 "$PROJECT_DIR/pgrx-tests/scenarios/check_peers_safety.py" "$SCRATCH/streaming.port" &
 streaming_pid=$!
 for _ in $(seq 1 50); do [ -s "$SCRATCH/streaming.port" ] && break; sleep 0.1; done
 streaming="host=127.0.0.1 port=$(cat "$SCRATCH/streaming.port") dbname=postgres sslmode=disable"

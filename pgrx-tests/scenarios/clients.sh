@@ -1,5 +1,5 @@
 # majors: 15
-# The manual's section "From your application" (docs/application.md), executed (pgrx-tests/readme/clients.py): every
+# The manual's section "From your application" (docs/application.md), executed (pgrx-tests/checks/readme/clients.py): every
 # recipe as the page prints it, run by its real client against a server with the extension, and
 # the pitfalls table shown by tests. The clients do not depend on the major: they run on 15 only.
 #
@@ -9,7 +9,7 @@
 # tokio-postgres from crates.io (a small Cargo project of its own, its dependencies built once),
 # under $(pg_cache_dir)/clients.
 CLIENTS_DIR="$(pg_cache_dir)/clients"
-HERE="$PROJECT_DIR/pgrx-tests/readme/clients"
+HERE="$PROJECT_DIR/pgrx-tests/checks/readme/clients"
 mkdir -p "$CLIENTS_DIR"
 log="$SCRATCH/clients_install.log"
 installing() { "$@" >>"$log" 2>&1 || { cat "$log" >&2; exit 1; }; }
@@ -49,7 +49,7 @@ fi
 
 check() {
   SCRATCH=$SCRATCH PG_BIN=$PG_BIN PG_CONFIG=$PG_CONFIG PROJECT_DIR=$PROJECT_DIR CLIENTS_DIR=$CLIENTS_DIR \
-    CLIENT_PYTHON="$venv/bin/python" python3 "$PROJECT_DIR/pgrx-tests/readme/clients.py"
+    CLIENT_PYTHON="$venv/bin/python" python3 "$PROJECT_DIR/pgrx-tests/checks/readme/clients.py"
 }
 check
 

@@ -131,7 +131,7 @@ ptypes() {
 }
 ptypes
 echo "== refusals: SQLSTATE, message, hint; nothing changed"
-q -f "$PROJECT_DIR/pgrx-tests/include/error_of.sql" >/dev/null
+q -f "$PROJECT_DIR/pgrx-tests/harness/sql/error_of.sql" >/dev/null
 q <<'SQL'
 CREATE VIEW customer_names AS SELECT id, name FROM customers;
 CREATE TABLE pairs (a serial, b int, PRIMARY KEY (a, b));

@@ -6,7 +6,7 @@
 export PGOPTIONS="-c client_min_messages=error"
 init_cluster a "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster a
-psql_on a -f "$PROJECT_DIR/pgrx-tests/include/error_of.sql" -c "CREATE EXTENSION pg_snowflake" \
+psql_on a -f "$PROJECT_DIR/pgrx-tests/harness/sql/error_of.sql" -c "CREATE EXTENSION pg_snowflake" \
   -c "CREATE TABLE ids AS SELECT snowflake_nextval() AS id FROM generate_series(1, 1000)"
 stop_cluster a
 grep -q '"machine_id": 7' "$SCRATCH/a/pg_snowflake.mark" && grep -q '"system_identifier": ' "$SCRATCH/a/pg_snowflake.mark" \

@@ -12,7 +12,7 @@ init_cluster nopreload "snowflake.machine_id = 11"
 start_cluster src
 start_cluster dst
 start_cluster nopreload
-catalog() { psql_on "$1" -d "$2" -At -f "$PROJECT_DIR/pgrx-tests/include/extension_catalog.sql"; }
+catalog() { psql_on "$1" -d "$2" -At -f "$PROJECT_DIR/pgrx-tests/harness/sql/extension_catalog.sql"; }
 # contents CLUSTER DB: the old rows, as one checksum.
 contents() {
   psql_on "$1" -d "$2" -At -c "SELECT count(*) || ' orders, ' || md5(string_agg(id || ':' || item, ',' ORDER BY id)) FROM orders" \

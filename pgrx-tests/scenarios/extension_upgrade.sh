@@ -2,7 +2,7 @@
 # is installed as it was released, with a table keyed by DEFAULT snowflake_nextval(); the server
 # restarts (as after a package upgrade) and ALTER EXTENSION pg_snowflake UPDATE brings it to the
 # current version. Then the catalog of the updated database must equal a fresh install's, fact by
-# fact (pgrx-tests/include/extension_catalog.sql), and the table's ids must continue above the old
+# fact (pgrx-tests/harness/sql/extension_catalog.sql), and the table's ids must continue above the old
 # ones. The negative controls: a database whose extension differs in one function's volatility or
 # one privilege is told apart. Then the bad input: a version with no install script or update
 # path, an update run twice, an upgrade script run by hand. (The current version is printed as
@@ -11,7 +11,7 @@ version=$(cargo_version)
 v() { sed "s/${version//./\\.}/<version>/g"; }
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster main
-catalog() { psql_on main -d "$1" -At -f "$PROJECT_DIR/pgrx-tests/include/extension_catalog.sql"; }
+catalog() { psql_on main -d "$1" -At -f "$PROJECT_DIR/pgrx-tests/harness/sql/extension_catalog.sql"; }
 
 psql_on main -c "CREATE DATABASE fresh"
 psql_on main -d fresh -c "CREATE EXTENSION pg_snowflake"
@@ -42,7 +42,7 @@ SQL
   # Between the restart (the new library) and the update, the old version's SQL objects are served
   # by the new library: they must work.
   psql_on main -d "$db" -At -F ' | ' <<SQL
-\i $PROJECT_DIR/pgrx-tests/include/error_of.sql
+\i $PROJECT_DIR/pgrx-tests/harness/sql/error_of.sql
 SELECT 'before the update, ' || f || ': ' || state || coalesce(' | ' || message, '')
 FROM unnest(ARRAY['SELECT * FROM snowflake_stats()', 'SELECT * FROM snowflake_layout()',
                   'SELECT snowflake_decode(max(id)) FROM orders', 'SELECT snowflake_clock()',

@@ -1,4 +1,4 @@
-# Hostile input at the SQL boundary, fuzzed with a fixed seed (pgrx-tests/fuzz_cases.py): random
+# Hostile input at the SQL boundary, fuzzed with a fixed seed (pgrx-tests/scenarios/fuzz_sql.py): random
 # bigints (negative, 0, the extremes, every power of two) through every decode, extractor and
 # preset and through the public ids; random strings (empty, 10 kB, bytes that are not UTF-8,
 # mixed case, lookalike characters, any Unicode) through snowflake_from_public() and
@@ -34,7 +34,7 @@ END $$;
 SQL
 started=$(psql_on fuzz -At -c "SELECT pg_postmaster_start_time()")
 t0=$(date +%s)
-python3 "$PROJECT_DIR/pgrx-tests/fuzz_cases.py" "$SEED" "$PER_KIND" 2>"$SCRATCH/fuzz_cases.log" >"$SCRATCH/fuzz_cases.sql"
+python3 "$PROJECT_DIR/pgrx-tests/scenarios/fuzz_sql.py" "$SEED" "$PER_KIND" 2>"$SCRATCH/fuzz_cases.log" >"$SCRATCH/fuzz_cases.sql"
 psql_on fuzz -q -f "$SCRATCH/fuzz_cases.sql" >/dev/null
 t1=$(date +%s)
 

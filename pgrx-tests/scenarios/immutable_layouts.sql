@@ -4,7 +4,7 @@
 -- serve where the STABLE ones cannot: an expression index, a generated column, a partition key.
 -- They agree with the server's own readers when given the server's layout; `server`, unknown
 -- presets and arguments out of range are refused with SQLSTATE, message and hint.
-\ir ../include/error_of.sql
+\ir ../harness/sql/error_of.sql
 CREATE EXTENSION pg_snowflake;
 SELECT p.oid::regprocedure AS function, p.provolatile AS volatility, p.proisstrict AS strict, obj_description(p.oid, 'pg_proc') IS NOT NULL AS described
 FROM pg_proc p WHERE p.proname LIKE 'snowflake%' AND p.provolatile = 'i' ORDER BY p.oid::regprocedure::text;

@@ -2,7 +2,7 @@
 -- conf: snowflake.machine_id = 1
 -- conf: snowflake.epoch = '2999-01-01 00:00:00+00'
 -- log: WARNING:  pg_snowflake cannot generate ids: snowflake.epoch 2999-01-01 00:00:00+00 is in the future
-\ir ../include/error_of.sql
+\ir ../harness/sql/error_of.sql
 CREATE EXTENSION pg_snowflake;
 -- The message ends with the clock's reading, which changes: check its form only.
 SELECT state, split_part(message, ': the clock reads ', 1) AS message,

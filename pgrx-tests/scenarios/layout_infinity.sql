@@ -6,7 +6,7 @@
 -- A layout in the documented ranges whose timestamp field outlives timestamptz (38 bits of 60 s
 -- ticks: 523,000 years): infinity and -infinity are no time an id can carry, and are refused
 -- (22008) rather than turned into an id; the field's end is beyond any calendar.
-\ir ../include/error_of.sql
+\ir ../harness/sql/error_of.sql
 CREATE EXTENSION pg_snowflake;
 SELECT timestamp_bits, time_unit_ms, timestamp_field_ends FROM snowflake_layout();
 -- 512 ids per 60 s tick: 8.53 a second, not rounded down to 8 (nor, with a 1-bit sequence, to 0).

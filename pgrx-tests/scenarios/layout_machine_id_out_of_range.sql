@@ -3,6 +3,6 @@
 -- conf: snowflake.machine_bits = 7
 -- conf: snowflake.sequence_bits = 14
 -- log: WARNING:  pg_snowflake cannot generate ids: snowflake.machine_id 128 does not fit in snowflake.machine_bits = 7 (0 to 127)
-\ir ../include/error_of.sql
+\ir ../harness/sql/error_of.sql
 CREATE EXTENSION pg_snowflake;
 SELECT * FROM error_of('SELECT snowflake_nextval()');

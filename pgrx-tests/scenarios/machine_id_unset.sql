@@ -4,7 +4,7 @@
 -- log: "snowflake.machineid"
 -- The library is preloaded but snowflake.machine_id is not set (a misspelt name does not count,
 -- and is reported at start): generation refuses with a hint; decoding needs only the layout.
-\ir ../include/error_of.sql
+\ir ../harness/sql/error_of.sql
 CREATE EXTENSION pg_snowflake;
 SHOW snowflake.machine_id;
 SELECT * FROM error_of('SELECT snowflake_nextval()');

@@ -1,17 +1,17 @@
 # majors: 15
-# The manual as a site: MkDocs (PyPI; pinned in pgrx-tests/readme/docs-requirements.txt, installed
+# The manual as a site: MkDocs (PyPI; pinned in pgrx-tests/checks/readme/docs-requirements.txt, installed
 # idempotently into a venv under $(pg_cache_dir)/docs) builds README.md and docs/*.md (mkdocs.yml)
 # into target/site/ in strict mode, where a broken link or anchor fails the build. Then:
-# - pgrx-tests/readme/links.py: every relative link of the README and of each page leads to a file,
+# - pgrx-tests/checks/readme/links.py: every relative link of the README and of each page leads to a file,
 #   every anchor to a heading as GitHub makes its anchor, and that anchor is an id of the built
 #   page too (one link, both renderings); each page of docs/ is in the nav; a failure names the file
 #   and line;
-# - pgrx-tests/readme/look.py: the start page and one deep page opened in headless Chromium
+# - pgrx-tests/checks/readme/look.py: the start page and one deep page opened in headless Chromium
 #   (Debian's chromium), their rendered DOM holding the page's H1 and `##` headings, a code block
 #   and the navigation; screenshots in target/site-screenshots/ (index.png, operations.png).
 # The PostgreSQL major does not matter here: 15 only.
 DOCS_DIR="$(pg_cache_dir)/docs"
-HERE="$PROJECT_DIR/pgrx-tests/readme"
+HERE="$PROJECT_DIR/pgrx-tests/checks/readme"
 venv="$DOCS_DIR/venv"
 log="$SCRATCH/manual_site_install.log"
 if ! cmp -s "$HERE/docs-requirements.txt" "$venv/installed.txt"; then
@@ -41,7 +41,7 @@ python3 "$HERE/look.py" "$PROJECT_DIR" "$site" "$shots" README.md docs/operation
 drifted="$SCRATCH/manual.drifted"
 rm -rf "$drifted" && mkdir -p "$drifted/pgrx-tests"
 cp -r "$PROJECT_DIR/README.md" "$PROJECT_DIR/docs" "$PROJECT_DIR/mkdocs.yml" "$PROJECT_DIR/ARCHITECTURE.md" "$drifted/"
-mkdir -p "$drifted/pgrx-tests/bench" && cp -r "$PROJECT_DIR/pgrx-tests/readme" "$drifted/pgrx-tests/"
+mkdir -p "$drifted/pgrx-tests/bench" && cp -r "$PROJECT_DIR/pgrx-tests/checks/readme" "$drifted/pgrx-tests/"
 cp -r "$PROJECT_DIR/pgrx-tests/bench/results" "$drifted/pgrx-tests/bench/"
 python3 - "$drifted" >"$SCRATCH/drift.lines" <<'PY'
 import os, re, sys

@@ -5,7 +5,7 @@
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$PROJECT_DIR/Cargo.toml")
 check() {
   local rc=0
-  python3 "$PROJECT_DIR/pgrx-tests/check_meta.py" "$@" >"$SCRATCH/meta.out" 2>&1 || rc=$?
+  python3 "$PROJECT_DIR/pgrx-tests/checks/check_meta.py" "$@" >"$SCRATCH/meta.out" 2>&1 || rc=$?
   sed "s/${version//./\\.}/<version>/g" "$SCRATCH/meta.out"
   echo "exit status $rc"
 }

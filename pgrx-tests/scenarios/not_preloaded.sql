@@ -1,7 +1,7 @@
 -- conf: snowflake.machine_id = 7
 -- The library is not in shared_preload_libraries: CREATE EXTENSION works (loading the library in
 -- a backend must not be FATAL), and every function says what to do, with no pgrx panic text.
-\ir ../include/error_of.sql
+\ir ../harness/sql/error_of.sql
 CREATE EXTENSION pg_snowflake;
 SELECT * FROM error_of('SELECT snowflake_nextval()');
 SELECT * FROM error_of('SELECT snowflake_decode(1)');

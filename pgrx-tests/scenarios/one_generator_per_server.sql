@@ -3,7 +3,7 @@
 -- conf: max_parallel_workers_per_gather = 2
 -- One generator serves the whole server: ids keep increasing across databases, connections and
 -- parallel workers.
-\ir ../include/error_of.sql
+\ir ../harness/sql/error_of.sql
 CREATE EXTENSION pg_snowflake;
 SELECT snowflake_nextval() AS a \gset
 CREATE DATABASE other;

@@ -6,7 +6,7 @@
 # machine id 7 in the cluster-wide postgresql.parameters, use_pg_rewind. b's clock runs 12 s behind
 # (the test builds' snowflake.fault_clock_offset, in b's own postgresql.parameters).
 #
-# Under insert load from four connections (pgrx-tests/include/id_load.py, which keeps every id it
+# Under insert load from four connections (pgrx-tests/scenarios/patroni.py, which keeps every id it
 # was given, those whose commit the failover lost included): a's postmaster and Patroni are killed
 # (SIGKILL); Patroni promotes b, whose first calls fail with the clock error until its clock passes
 # the last lease it replayed. a's Patroni is started again: it finishes a's crash recovery in
@@ -21,7 +21,7 @@
 # (snowflake.fault_skip_lease_wal) re-issues ids of the old leader. About 90 s.
 export PGOPTIONS="-c client_min_messages=error"
 PY=/usr/bin/python3 # Debian's, with the psycopg2 and yaml that Debian's patroni depends on
-LOAD="$PROJECT_DIR/pgrx-tests/include/id_load.py"
+LOAD="$PROJECT_DIR/pgrx-tests/scenarios/patroni.py"
 LIBDIR=$("$PG_CONFIG" --libdir)
 
 # The processes this scenario starts (etcd, each Patroni, the load), by pid; all stopped at the end,

@@ -4,7 +4,7 @@
 -- conf: snowflake.machine_id = 7
 -- Least privilege by default: what PUBLIC may execute, and the documented way to give an
 -- application role snowflake_nextval() only. Roles are taken with SET ROLE (they cannot log in).
-\ir ../include/error_of.sql
+\ir ../harness/sql/error_of.sql
 CREATE EXTENSION pg_snowflake;
 CREATE EXTENSION dblink;
 CREATE ROLE app;

@@ -1,11 +1,11 @@
 # majors: 15 18
-# The README and the manual's pages (docs/*.md), executed (pgrx-tests/readme/check.py): their SQL
+# The README and the manual's pages (docs/*.md), executed (pgrx-tests/checks/readme/check.py): their SQL
 # examples and their output, every row of the Errors table (the triggers of
-# pgrx-tests/readme/errors.toml), the Settings table against pg_settings, the SQL reference against
+# pgrx-tests/checks/readme/errors.toml), the Settings table against pg_settings, the SQL reference against
 # the catalog, and the benchmark tables against the published reports. A difference names the file
 # and line. README_ACCEPT=1 writes what the server did into the pages instead (then review the diff).
 check() {
-  SCRATCH=$SCRATCH PG_BIN=$PG_BIN PG_CONFIG=$PG_CONFIG PROJECT_DIR=$PROJECT_DIR python3 "$PROJECT_DIR/pgrx-tests/readme/check.py"
+  SCRATCH=$SCRATCH PG_BIN=$PG_BIN PG_CONFIG=$PG_CONFIG PROJECT_DIR=$PROJECT_DIR python3 "$PROJECT_DIR/pgrx-tests/checks/readme/check.py"
 }
 check
 

@@ -4,4 +4,4 @@
 -- conf: snowflake.machine_id = 65535
 -- log: LOG:  pg_snowflake: machine id 65535, layout 38|16|9 bits (timestamp|machine|sequence) from 2025-01-01 00:00:00+00
 -- A layout from the seed's table, with the largest machine id it allows.
-\ir ../include/seed_layout_checks.sql
+\ir ../harness/sql/seed_layout_checks.sql

@@ -4,4 +4,4 @@
 -- conf: snowflake.machine_id = 127
 -- log: LOG:  pg_snowflake: machine id 127, layout 42|7|14 bits (timestamp|machine|sequence) from 2025-01-01 00:00:00+00
 -- A layout from the seed's table, with the largest machine id it allows.
-\ir ../include/seed_layout_checks.sql
+\ir ../harness/sql/seed_layout_checks.sql

@@ -1,6 +1,6 @@
 # The CI check that the SQL surface changes only with a new version and an upgrade script
-# (pgrx-tests/sql_snapshot.py): the install script that `cargo pgrx install` generated for this
-# PostgreSQL must match the snapshot in pgrx-tests/sql-snapshot/, blocks compared as a set without
+# (pgrx-tests/checks/sql_snapshot.py): the install script that `cargo pgrx install` generated for this
+# PostgreSQL must match the snapshot in pgrx-tests/checks/sql-snapshot/, blocks compared as a set without
 # comments. Then, on a scratch copy of the project: the same SQL with the Rust paths in pgrx's
 # comments moved and its blocks in another order passes (the code may move); a changed function
 # and a new function fail and say what to do; a bump without an upgrade script fails; with one, the
@@ -12,12 +12,12 @@ generated="$("$PG_CONFIG" --sharedir)/extension/pg_snowflake--$version.sql"
 # (The scratch dir serves every version of a run: start from a clean copy.)
 project="$SCRATCH/project"
 rm -rf "$project" "$SCRATCH/project2"
-mkdir -p "$project/pgrx-tests"
+mkdir -p "$project/pgrx-tests/checks"
 cp -r "$PROJECT_DIR/Cargo.toml" "$PROJECT_DIR/sql" "$project/"
-cp -r "$PROJECT_DIR/pgrx-tests/sql-snapshot" "$project/pgrx-tests/"
+cp -r "$PROJECT_DIR/pgrx-tests/checks/sql-snapshot" "$project/pgrx-tests/checks/"
 check() {
   local rc=0
-  python3 "$PROJECT_DIR/pgrx-tests/sql_snapshot.py" "$@" >"$SCRATCH/check.out" 2>&1 || rc=$?
+  python3 "$PROJECT_DIR/pgrx-tests/checks/sql_snapshot.py" "$@" >"$SCRATCH/check.out" 2>&1 || rc=$?
   # (Without the diff's line numbers, which move whenever the SQL grows.)
   grep -v '^    @@ ' "$SCRATCH/check.out" | v
   echo "exit status $rc"
@@ -60,11 +60,11 @@ echo "-- CREATE FUNCTION snowflake_epoch() ..." >"$project/sql/pg_snowflake--$ve
 check check "$SCRATCH/edited.sql" --project "$project"
 echo "== refresh"
 check refresh "$SCRATCH/edited.sql" --project "$project"
-(cd "$project" && find sql pgrx-tests/sql-snapshot -name "pg_snowflake--*" | sort | v)
+(cd "$project" && find sql pgrx-tests/checks/sql-snapshot -name "pg_snowflake--*" | sort | v)
 check check "$SCRATCH/edited.sql" --project "$project"
 echo "== the frozen install script of <version> is the released SQL"
 # (Blocks compared as a set: pgrx's order of them differs between runs and majors.)
-PYTHONPATH="$PROJECT_DIR/pgrx-tests" python3 -c 'import sys, sql_snapshot as s
+PYTHONPATH="$PROJECT_DIR/pgrx-tests/checks" python3 -c 'import sys, sql_snapshot as s
 a, b = (sorted(s.blocks(open(f).read())) for f in sys.argv[1:3])
 sys.exit(a != b)' "$project/sql/pg_snowflake--$version.sql" "$generated" && echo "same SQL as this build's"
 echo "== a released version without an upgrade path"
@@ -72,9 +72,9 @@ rm "$project/sql/pg_snowflake--$version--9.0.0.sql"
 check check "$SCRATCH/edited.sql" --project "$project"
 echo "== the SQL of a version never released changed (snowflake_timestamp() made VOLATILE)"
 project="$SCRATCH/project2"
-mkdir -p "$project/pgrx-tests"
+mkdir -p "$project/pgrx-tests/checks"
 cp -r "$PROJECT_DIR/Cargo.toml" "$PROJECT_DIR/sql" "$project/"
-cp -r "$PROJECT_DIR/pgrx-tests/sql-snapshot" "$project/pgrx-tests/"
+cp -r "$PROJECT_DIR/pgrx-tests/checks/sql-snapshot" "$project/pgrx-tests/checks/"
 edit '
 i = s.index("CREATE  FUNCTION \"snowflake_timestamp\"")
 j = s.index("STRICT STABLE", i)

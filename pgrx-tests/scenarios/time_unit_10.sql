@@ -7,7 +7,7 @@
 -- Sonyflake-like 10 ms ticks: times are multiples of 10 ms, the sequence counts ids per tick (512
 -- here, so 20,000 ids need at least 40 ticks and the generator must wait for new ones), and every
 -- helper works in ticks.
-\ir ../include/error_of.sql
+\ir ../harness/sql/error_of.sql
 CREATE EXTENSION pg_snowflake;
 SELECT time_unit_ms, timestamp_bits, ids_per_tick, ids_per_second, timestamp_field_ends FROM snowflake_layout();
 CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int NOT NULL);

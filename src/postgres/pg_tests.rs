@@ -10,9 +10,9 @@ mod tests {
     /// The SQLSTATE, message and hint of the error `query` raises, or ("none", "", "").
     fn error_of(query: &str) -> (String, String, String) {
         if Spi::get_one::<bool>("SELECT to_regprocedure('pg_temp.error_of(text)') IS NULL").unwrap().unwrap() {
-            // The scenarios' definition (pgrx-tests/include/error_of.sql), without its psql
+            // The scenarios' definition (pgrx-tests/harness/sql/error_of.sql), without its psql
             // commands, in this session's temporary schema.
-            let sql: String = include_str!("../../pgrx-tests/include/error_of.sql")
+            let sql: String = include_str!("../../pgrx-tests/harness/sql/error_of.sql")
                 .lines()
                 .filter(|line| !line.starts_with('\\'))
                 .collect::<Vec<_>>()

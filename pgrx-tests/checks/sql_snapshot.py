@@ -2,7 +2,7 @@
 """The SQL surface of pg_snowflake may change only with a new version and an upgrade script.
 
 pgrx generates the install script (pg_snowflake--<version>.sql) from the code. A normalized copy
-of it is kept in pgrx-tests/sql-snapshot/pg_snowflake--<version>.sql: without comments (pgrx puts
+of it is kept in pgrx-tests/checks/sql-snapshot/pg_snowflake--<version>.sql: without comments (pgrx puts
 the Rust source paths and module names of each item into comments and /* */ annotations, and
 those move when the code moves) and blank lines; pgrx's blocks ("connected objects") are compared
 as a set, since pgrx does not keep their order stable. Function bodies (dollar-quoted) are kept
@@ -111,7 +111,7 @@ def project_facts(root):
             frozen.append(parts[0])
         elif len(parts) == 2:
             edges.setdefault(parts[0], set()).add(parts[1])
-    snaps = sorted((root / "pgrx-tests" / "sql-snapshot").glob(f"{EXT}--*.sql"))
+    snaps = sorted((root / "pgrx-tests" / "checks" / "sql-snapshot").glob(f"{EXT}--*.sql"))
     return version, frozen, edges, snaps
 
 
@@ -136,7 +136,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("command", choices=["check", "refresh", "normalize"])
     ap.add_argument("file")
-    ap.add_argument("--project", default=pathlib.Path(__file__).resolve().parent.parent)
+    ap.add_argument("--project", default=pathlib.Path(__file__).resolve().parents[2])
     ap.add_argument("--unreleased", action="store_true")
     args = ap.parse_args()
     root = pathlib.Path(args.project)
@@ -146,10 +146,10 @@ def main():
         return 0
 
     version, frozen, edges, snaps = project_facts(root)
-    refresh_cmd = "bash pgrx-tests/sql_snapshot.sh --refresh"
+    refresh_cmd = "bash pgrx-tests/checks/sql_snapshot.sh --refresh"
     problems = []
     if len(snaps) > 1:
-        problems.append(f"more than one snapshot in pgrx-tests/sql-snapshot/: {', '.join(s.name for s in snaps)}")
+        problems.append(f"more than one snapshot in pgrx-tests/checks/sql-snapshot/: {', '.join(s.name for s in snaps)}")
     snap = snaps[0] if len(snaps) == 1 else None
     old = snapshot_version(snap) if snap else None
     changed = snap is None or sorted(blocks(snap.read_text())) != sorted(blocks(text))
@@ -160,9 +160,9 @@ def main():
             print(f"the snapshot of {version} is up to date")
             return 0
         if snap and old == version and args.unreleased:
-            dest = root / "pgrx-tests" / "sql-snapshot" / f"{EXT}--{version}.sql"
+            dest = root / "pgrx-tests" / "checks" / "sql-snapshot" / f"{EXT}--{version}.sql"
             dest.write_text(normalized(text))
-            print(f"replaced the snapshot of the unreleased {version}: pgrx-tests/sql-snapshot/{dest.name}")
+            print(f"replaced the snapshot of the unreleased {version}: pgrx-tests/checks/sql-snapshot/{dest.name}")
             return 0
         if snap and old == version:
             print(f"refusing: the SQL changed but the version is still {version}: bump the version in Cargo.toml "
@@ -177,14 +177,14 @@ def main():
             frozen_file = root / "sql" / f"{EXT}--{old}.sql"
             if not frozen_file.exists():
                 frozen_file.write_text(f"-- The install script of {EXT} {old} as released (normalized by "
-                                       f"pgrx-tests/sql_snapshot.py: pgrx's comments removed).\n\n"
+                                       f"pgrx-tests/checks/sql_snapshot.py: pgrx's comments removed).\n\n"
                                        + snap.read_text())
                 print(f"froze the install script of {old} as sql/{frozen_file.name}")
             snap.unlink()
-        dest = root / "pgrx-tests" / "sql-snapshot" / f"{EXT}--{version}.sql"
+        dest = root / "pgrx-tests" / "checks" / "sql-snapshot" / f"{EXT}--{version}.sql"
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(normalized(text))
-        print(f"wrote the snapshot of {version}: pgrx-tests/sql-snapshot/{dest.name}")
+        print(f"wrote the snapshot of {version}: pgrx-tests/checks/sql-snapshot/{dest.name}")
         return 0
 
     # check

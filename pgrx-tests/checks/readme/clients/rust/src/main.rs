@@ -1,5 +1,5 @@
 //! The harness of the README's Rust recipe (src/recipe.rs, written from the README by
-//! pgrx-tests/readme/clients.py): calls it as an application would and prints what it got, in the
+//! pgrx-tests/checks/readme/clients.py): calls it as an application would and prints what it got, in the
 //! client's own type, for clients.py to compare with what the server stored.
 mod recipe;
 

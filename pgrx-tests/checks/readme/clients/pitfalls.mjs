@@ -1,5 +1,5 @@
 // The pitfalls table of the README's section "From your application", the JavaScript rows: each
-// prints "TEST: VALUE", VALUE being what the README's row must show (pgrx-tests/readme/clients.py).
+// prints "TEST: VALUE", VALUE being what the README's row must show (pgrx-tests/checks/readme/clients.py).
 import pg from "pg";
 import postgres from "postgres";
 

@@ -1,5 +1,5 @@
 // The harness of the README's JDBC recipe (Orders.java, written from the README by
-// pgrx-tests/readme/clients.py): calls it as an application would and prints what it got, in the
+// pgrx-tests/checks/readme/clients.py): calls it as an application would and prints what it got, in the
 // client's own type (long), for clients.py to compare with what the server stored. JSON through
 // Jackson, Debian's libjackson2-databind-java.
 import java.sql.Connection;

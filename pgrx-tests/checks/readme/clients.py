@@ -11,7 +11,7 @@ README and docs (manual.py).
 
 1. Recipes. An HTML comment right above a code block names its client and the file it becomes:
      <!-- test: client NAME FILE -->
-   The client's harness (pgrx-tests/readme/clients/) uses it as an application would: it inserts
+   The client's harness (pgrx-tests/checks/readme/clients/) uses it as an application would: it inserts
    the row "book", then the 1000 rows "item 0" to "item 999" on one connection, and prints what it
    got in the client's own type:
      type NAME            the type the ids came back as (int, string, bigint, long, i64)
@@ -23,7 +23,7 @@ README and docs (manual.py).
    the one stored for its row (so bulk inserts matched each id to its row), every row accounted
    for, above 2^53 (where a double loses digits), and the JSON forms are the same digits.
 2. The pitfalls table: its rows, in order, each contain (in backticks) what one pitfall test
-   (pgrx-tests/readme/clients/pitfalls.*) produced, and each test has its row.
+   (pgrx-tests/checks/readme/clients/pitfalls.*) produced, and each test has its row.
 """
 import os
 import re
@@ -42,7 +42,7 @@ LIBDIR = subprocess.run([os.environ["PG_CONFIG"], "--libdir"], capture_output=Tr
 SCRATCH = os.environ["SCRATCH"]
 CLIENTS_DIR = os.environ["CLIENTS_DIR"]
 PYTHON = os.environ["CLIENT_PYTHON"]
-HARNESS = os.path.join(PROJECT, "pgrx-tests/readme/clients")
+HARNESS = os.path.join(PROJECT, "pgrx-tests/checks/readme/clients")
 SECTION = "From your application"
 ONLY = os.environ.get("CLIENTS_ONLY", "").split()
 AS_ROOT = os.geteuid() == 0
@@ -281,7 +281,7 @@ def pitfall_values(server):
             os.symlink(os.path.join(CLIENTS_DIR, "node", "node_modules"), os.path.join(workdir, "node_modules"))
         r = run(cmd, server.database("pitfalls_" + name), workdir)
         if r.returncode:
-            failures.append(f"pgrx-tests/readme/clients/pitfalls ({name}) failed:\n{r.stdout}{r.stderr}")
+            failures.append(f"pgrx-tests/checks/readme/clients/pitfalls ({name}) failed:\n{r.stdout}{r.stderr}")
             continue
         for l in r.stdout.strip().split("\n"):
             test, _, value = l.partition(": ")

@@ -10,14 +10,14 @@
 # Then writes report.md and PNG plots into the results folder. Figures are printed, never
 # asserted: a slow machine never fails it, a broken benchmark does.
 #
-# Usage: bash pgrx-tests/bench.sh [--quick] [--pg N] [--out DIR]
+# Usage: bash pgrx-tests/bench/bench.sh [--quick] [--pg N] [--out DIR]
 #   --quick  small sizes (well under a minute once built): proves the benchmark works; the test
 #            command runs it
 #   --pg N   the PostgreSQL major (default 15)
 #   --out D  the results folder (default target/bench/pgN, or target/bench/quick-pgN)
 set -euo pipefail
-# shellcheck source=pgrx-tests/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=pgrx-tests/harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 QUICK=
 MAJOR=15

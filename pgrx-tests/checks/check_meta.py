@@ -3,9 +3,9 @@
 (https://pgxn.org/spec/: the required keys and the form of each value this file uses) and
 against the project: its versions must match Cargo.toml's, the control file's default_version and
 the library's pg_module_magic!, the files it names must exist, and the oldest PostgreSQL it
-requires must be the oldest one the tests cover (pgrx-tests/lib.sh's SUPPORTED_PG_MAJORS).
+requires must be the oldest one the tests cover (pgrx-tests/harness/lib.sh's SUPPORTED_PG_MAJORS).
 
-Usage: python3 pgrx-tests/check_meta.py [--meta FILE] [--cargo-toml FILE] [PROJECT_DIR]
+Usage: python3 pgrx-tests/checks/check_meta.py [--meta FILE] [--cargo-toml FILE] [PROJECT_DIR]
 Prints "META.json: ok", or each problem found and exits with status 1.
 """
 import argparse
@@ -35,7 +35,7 @@ RANGE_PART = re.compile(r"^\s*(?:(==|!=|>=|<=|>|<)\s*)?(\S+)\s*$")
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("project_dir", nargs="?", default=pathlib.Path(__file__).resolve().parent.parent)
+    ap.add_argument("project_dir", nargs="?", default=pathlib.Path(__file__).resolve().parents[2])
     ap.add_argument("--meta")
     ap.add_argument("--cargo-toml")
     args = ap.parse_args()
@@ -174,8 +174,10 @@ def main():
         if cv and mv != cv:
             bad(f"pg_module_magic! says version {mv}, Cargo.toml {cv}")
     # The oldest PostgreSQL required is the oldest the tests cover.
-    lib = root / "pgrx-tests" / "lib.sh"
+    lib = root / "pgrx-tests" / "harness" / "lib.sh"
     majors = re.search(r'^SUPPORTED_PG_MAJORS="([0-9 ]+)"', lib.read_text(), re.M) if lib.is_file() else None
+    if not majors:
+        bad(f"{lib.relative_to(root)} sets no SUPPORTED_PG_MAJORS: the oldest tested major is unknown")
     pg_req = (prereqs.get("runtime") or {}).get("requires", {}).get("PostgreSQL") if isinstance(prereqs, dict) else None
     if not pg_req:
         bad('"prereqs"."runtime"."requires" does not name PostgreSQL')

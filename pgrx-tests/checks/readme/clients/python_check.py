@@ -1,5 +1,5 @@
 """The harness of the README's Python recipes (psycopg, django, sqlalchemy), written from the
-README into WORKDIR by pgrx-tests/readme/clients.py. Runs the recipe as an application would (for
+README into WORKDIR by pgrx-tests/checks/readme/clients.py. Runs the recipe as an application would (for
 Django: the app `shop` with the README's model and migration, `makemigrations --check`, `migrate`)
 and prints what it got, in the client's own type, for clients.py to compare with the server.
 

@@ -9,13 +9,13 @@
 #   5. no import cycles between the modules of the core, the shell and the SQL API, and the cycle
 #      check sees one that goes through an inline module's `super::super::` (a planted probe);
 #   6. the upgrade script into the unreleased version holds its copies of sql/ files unchanged
-#      (pgrx-tests/upgrade_copies.py), and sees a copy that differs (a planted probe).
+#      (pgrx-tests/checks/upgrade_copies.py), and sees a copy that differs (a planted probe).
 # clippy runs per PostgreSQL version in test.sh (its cfgs differ by version).
 #
-# Usage: bash pgrx-tests/checks.sh
+# Usage: bash pgrx-tests/checks/checks.sh
 set -euo pipefail
-# shellcheck source=pgrx-tests/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=pgrx-tests/harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 cd "$PROJECT_DIR"
 failed=0
 fail() { echo "check FAILED: $*"; failed=1; }
@@ -42,31 +42,31 @@ out=$(run_sh_scenario "$probe/stops.sh" /dev/null 2>&1 || echo "exit $?")
 rm -rf "$probe"
 [ "$out" = $'before\nexit 1' ] || fail "a scenario went on after a failing command: got: $out"
 
-say "no import cycles (pgrx-tests/module_cycles.py)"
-python3 pgrx-tests/module_cycles.py src/core/src crate:: --order src/core/src/lib.rs || fail "an import cycle in the core, or a module that uses one listed below it in lib.rs"
-python3 pgrx-tests/module_cycles.py src/postgres super:: || fail "an import cycle in the shell"
-python3 pgrx-tests/module_cycles.py src/postgres/sql_api super:: || fail "an import cycle in the SQL API"
+say "no import cycles (pgrx-tests/checks/module_cycles.py)"
+python3 pgrx-tests/checks/module_cycles.py src/core/src crate:: --order src/core/src/lib.rs || fail "an import cycle in the core, or a module that uses one listed below it in lib.rs"
+python3 pgrx-tests/checks/module_cycles.py src/postgres super:: || fail "an import cycle in the shell"
+python3 pgrx-tests/checks/module_cycles.py src/postgres/sql_api super:: || fail "an import cycle in the SQL API"
 probe=$(mktemp -d)
 printf 'use super::b::g;\npub fn f() { g() }\n' >"$probe/a.rs"
 printf 'pub fn g() {}\nmod inner {\n    pub fn h() { super::super::a::f() }\n}\n' >"$probe/b.rs"
-out=$(python3 pgrx-tests/module_cycles.py "$probe" super:: 2>&1 || true)
+out=$(python3 pgrx-tests/checks/module_cycles.py "$probe" super:: 2>&1 || true)
 [[ $out == *"import cycle: a -> b -> a"* ]] || fail "the cycle check missed a cycle through super::super:: (got: $out)"
 rm -f "$probe"/*.rs
 printf '//! - [`b`]: second\n//! - [`a`]: first\npub mod a;\npub mod b;\n' >"$probe/lib.rs"
 printf 'pub fn f() {}\n' >"$probe/a.rs"
 printf 'use crate::a::f;\npub fn g() { f() }\n' >"$probe/b.rs"
-out=$(python3 pgrx-tests/module_cycles.py "$probe" crate:: --order "$probe/lib.rs" 2>&1 || true)
+out=$(python3 pgrx-tests/checks/module_cycles.py "$probe" crate:: --order "$probe/lib.rs" 2>&1 || true)
 [[ $out == *"b uses a, which is listed below it"* ]] || fail "the order check missed a module using one listed below it (got: $out)"
 rm -rf "$probe"
 
-say "the upgrade script's copies of sql/ files equal them (pgrx-tests/upgrade_copies.py)"
-python3 pgrx-tests/upgrade_copies.py "$PROJECT_DIR" || fail "an upgrade script's copy differs from its source (above)"
+say "the upgrade script's copies of sql/ files equal them (pgrx-tests/checks/upgrade_copies.py)"
+python3 pgrx-tests/checks/upgrade_copies.py "$PROJECT_DIR" || fail "an upgrade script's copy differs from its source (above)"
 probe=$(mktemp -d)
 mkdir "$probe/sql"
 cp Cargo.toml "$probe/"
 cp sql/*.sql "$probe/sql/"
 sed -i '0,/RAISE EXCEPTION/s//RAISE WARNING/' "$probe"/sql/convert_column.sql
-out=$(python3 pgrx-tests/upgrade_copies.py "$probe" 2>&1 || echo "exit $?")
+out=$(python3 pgrx-tests/checks/upgrade_copies.py "$probe" 2>&1 || echo "exit $?")
 rm -rf "$probe"
 [[ $out == *"copy of sql/convert_column.sql differs"*"exit 1" ]] || fail "upgrade_copies.py missed a changed source (got: $out)"
 

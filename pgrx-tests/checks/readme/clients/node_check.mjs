@@ -1,4 +1,4 @@
-// The harness of the README's Node.js recipes (pg, postgres): pgrx-tests/readme/clients.py appends
+// The harness of the README's Node.js recipes (pg, postgres): pgrx-tests/checks/readme/clients.py appends
 // it to the recipe, written from the README, and runs the two as one module. The recipe leaves
 // `orderId` (the row "book"), `items` (the rows "item 0" to "item 999"), `ids` (their ids, in the
 // order of `items`) and `body` (the JSON it would send a browser for the row "book", holding `id`).

@@ -20,7 +20,7 @@ writes what the server did into the pages instead (review the diff!). What it ch
                                      servers of their own (a database `app` with the extension),
                                      reachable from the README's server as `service=name`
      <!-- test: skip why -->         not run (another scenario runs it, say): the reason is required
-2. The Errors table: each row is what one trigger of pgrx-tests/readme/errors.toml produces
+2. The Errors table: each row is what one trigger of pgrx-tests/checks/readme/errors.toml produces
    (SQLSTATE, message, hint), in order, with the trigger's masks applied (run-dependent numbers).
 3. The Settings table against pg_settings: every snowflake.* setting (but the test builds'
    fault_*), its default and when it can change.
@@ -367,7 +367,7 @@ def code(text):
 
 
 def check_errors(all_pages):
-    with open(os.path.join(PROJECT, "pgrx-tests/readme/errors.toml"), "rb") as f:
+    with open(os.path.join(PROJECT, "pgrx-tests/checks/readme/errors.toml"), "rb") as f:
         triggers = tomllib.load(f)["error"]
     page, rows = table_at(all_pages, "Errors", "| SQLSTATE |")
     lines = page.lines
@@ -386,7 +386,7 @@ def check_errors(all_pages):
     new_rows = []
     for n, (t, row, problem) in enumerate(produced):
         if row is None:
-            failures.append(f"pgrx-tests/readme/errors.toml: the trigger {t['sql']!r} raised no error: {problem}")
+            failures.append(f"pgrx-tests/checks/readme/errors.toml: the trigger {t['sql']!r} raised no error: {problem}")
             continue
         new_rows.append(row)
         if n < len(rows):
@@ -398,7 +398,7 @@ def check_errors(all_pages):
             fail(page, rows[-1][0] + 2 if rows else 1, f"the Errors table lacks the row the server raised: {row}")
     if len(rows) > len(produced) and not ACCEPT:
         for line, _ in rows[len(produced):]:
-            fail(page, line + 1, "no trigger in pgrx-tests/readme/errors.toml produces this error row")
+            fail(page, line + 1, "no trigger in pgrx-tests/checks/readme/errors.toml produces this error row")
     if ACCEPT and rows:
         lines[rows[0][0]:rows[-1][0] + 1] = new_rows
         page.changed = True

@@ -1,5 +1,5 @@
 """The pitfalls table of the README's section "From your application", the Python rows: each
-prints "TEST: VALUE", VALUE being what the README's row must show (pgrx-tests/readme/clients.py).
+prints "TEST: VALUE", VALUE being what the README's row must show (pgrx-tests/checks/readme/clients.py).
 The server from libpq's PG* variables."""
 import os
 import re
