@@ -14,6 +14,8 @@ import os
 import re
 import sys
 
+from markdown_lines import outside_code
+
 ROOT = sys.argv[1]
 SITE = sys.argv[2] if len(sys.argv) > 2 else None
 failures = []
@@ -28,17 +30,8 @@ def slug(text):
 
 def scan(lines):
     """([(index, level, text)] headings, [(index, target)] links), both outside code."""
-    heads, links, fence = [], [], None
-    for i, line in enumerate(lines):
-        s = line.strip()
-        if fence:
-            if s.startswith(fence) and s.strip("`~") == "":
-                fence = None
-            continue
-        m = re.match(r"(```+|~~~+)", s)
-        if m:
-            fence = m.group(1)
-            continue
+    heads, links = [], []
+    for i, line in outside_code(lines):
         m = re.match(r"(#{1,6}) (.*)$", line)
         if m:
             heads.append((i, len(m.group(1)), m.group(2).strip()))

@@ -7,6 +7,8 @@ the negative controls point it at a drifted copy."""
 import os
 import re
 
+from markdown_lines import outside_code
+
 PROJECT = os.environ["PROJECT_DIR"]
 ROOT = os.environ.get("MANUAL_ROOT") or PROJECT
 
@@ -39,17 +41,8 @@ class Page:
 
     def headings(self):
         """[(index, level, text)] of the headings outside code blocks."""
-        out, fence = [], None
-        for i, line in enumerate(self.lines):
-            s = line.strip()
-            if fence:
-                if s.startswith(fence) and s.strip("`~") == "":
-                    fence = None
-                continue
-            m = re.match(r"(```+|~~~+)", s)
-            if m:
-                fence = m.group(1)
-                continue
+        out = []
+        for i, line in outside_code(self.lines):
             m = re.match(r"(#{1,6}) (.*)$", line)
             if m:
                 out.append((i, len(m.group(1)), m.group(2).strip()))
