@@ -44,5 +44,6 @@ while read -r line what; do
   if grep -qxF "$line" <<<"$named"; then echo "drift named at its file and line: $what"; else echo "drift NOT named: $what"; fi
 done <"$SCRATCH/drift.lines"
 echo "failures at other lines: $(grep -cvxF -f <(cut -d' ' -f1 "$SCRATCH/drift.lines") <<<"$named" || true)"
+# (KEEP_DRIFT=1: the drifted runs' failures are kept in /tmp/readme_drift.out, to see a line named that should not be.)
 [ -n "${KEEP_DRIFT:-}" ] && cp "$SCRATCH/drift.out" /tmp/readme_drift.out
 rm -rf "$drifted" "$SCRATCH/drift.out" "$SCRATCH/drift.lines"
