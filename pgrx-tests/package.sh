@@ -118,7 +118,9 @@ Description: Snowflake ids generated inside PostgreSQL $major
  repeats one when the clock goes back.
  .
  Load it with shared_preload_libraries = 'pg_snowflake', give each server its own
- snowflake.machine_id, restart, then CREATE EXTENSION pg_snowflake.
+ snowflake.machine_id, restart, then in each database, in a schema of its own:
+ CREATE SCHEMA snowflake; CREATE EXTENSION pg_snowflake SCHEMA snowflake; with
+ GRANT USAGE ON SCHEMA snowflake TO PUBLIC and the search_path of README.md (Install).
 EOF
   (cd "$stage" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$stage/DEBIAN/md5sums"
   chmod 644 "$stage/DEBIAN/control" "$stage/DEBIAN/md5sums"
@@ -141,8 +143,15 @@ the PostgreSQL $major server on PATH:
   install -m 644 extension/* "\$(pg_config --sharedir)/extension/"
 
 Then in postgresql.conf: shared_preload_libraries = 'pg_snowflake' and snowflake.machine_id = <a
-number unique to this server>; restart; CREATE EXTENSION pg_snowflake; in each database. See
-README.md.
+number unique to this server>; restart; then in each database, as a superuser (README.md, Install):
+
+  CREATE SCHEMA snowflake;
+  CREATE EXTENSION pg_snowflake SCHEMA snowflake;
+  GRANT USAGE ON SCHEMA snowflake TO PUBLIC;
+  REVOKE CREATE ON SCHEMA public FROM PUBLIC;   -- PostgreSQL 14 only
+  ALTER DATABASE mydb SET search_path = "\$user", public, snowflake;
+
+See README.md.
 EOF
   tar --owner=root --group=root --sort=name -czf "$OUT/$tarname.tar.gz" -C "$(dirname "$tardir")" "$tarname"
   say "wrote $OUT/$tarname.tar.gz"

@@ -55,7 +55,8 @@ init_cluster bench "shared_preload_libraries = 'pg_snowflake'" "snowflake.machin
 echo 000102030405060708090a0b0c0d0e0f | as_pg_owner tee "$SCRATCH/bench/snowflake.key" >/dev/null
 as_pg_owner chmod 600 "$SCRATCH/bench/snowflake.key"
 start_cluster bench
-psql_on bench -c "CREATE EXTENSION pg_snowflake" -c "CREATE EXTENSION pgstattuple"
+create_extension bench
+psql_on bench -c "CREATE EXTENSION pgstattuple"
 
 # set_and_restart [SETTING=VALUE...]: forgets what the previous experiment set, sets these (ALTER
 # SYSTEM) and restarts the server.

@@ -9,7 +9,9 @@
 #   5. no import cycles between the modules of the core, the shell and the SQL API, and the cycle
 #      check sees one that goes through an inline module's `super::super::` (a planted probe);
 #   6. the upgrade script into the unreleased version holds its copies of sql/ files unchanged
-#      (pgrx-tests/checks/upgrade_copies.py), and sees a copy that differs (a planted probe).
+#      (pgrx-tests/checks/upgrade_copies.py), and sees a copy that differs (a planted probe);
+#   7. every test and example installs the extension in the schema snowflake, as the README's
+#      Install says (pgrx-tests/checks/install_way.py), with its negative control.
 # clippy runs per PostgreSQL version in test.sh (its cfgs differ by version).
 #
 # Usage: bash pgrx-tests/checks/checks.sh
@@ -70,5 +72,20 @@ out=$(python3 pgrx-tests/checks/upgrade_copies.py "$probe" 2>&1 || echo "exit $?
 rm -rf "$probe"
 [[ $out == *"copy of sql/convert_column.sql differs"*"exit 1" ]] || fail "upgrade_copies.py missed a changed source (got: $out)"
 
-if [ "$failed" = 0 ]; then echo "checks: 6 passed, 0 failed"; else echo "checks: some FAILED"; fi
+say "every test and example installs pg_snowflake in the schema snowflake (pgrx-tests/checks/install_way.py)"
+python3 pgrx-tests/checks/install_way.py || fail "a test or example creates pg_snowflake without SCHEMA snowflake (above)"
+# Its negative control: a copy with a plain CREATE EXTENSION planted in a .sql scenario, a .sh
+# scenario and the README's first block fails at exactly those three lines.
+probe=$(mktemp -d)
+mkdir -p "$probe/pgrx-tests/harness"
+cp -r README.md docs "$probe/" && cp -r pgrx-tests/scenarios "$probe/pgrx-tests/" && cp -r pgrx-tests/harness/sql "$probe/pgrx-tests/harness/"
+sed -i 's|^\\ir ../harness/sql/create_extension.sql$|CREATE EXTENSION pg_snowflake;|' "$probe/pgrx-tests/scenarios/json_ids.sql"
+sed -i 's|^create_extension main$|psql_on main -c "CREATE EXTENSION pg_snowflake"|' "$probe/pgrx-tests/scenarios/lease_worker.sh"
+sed -i '0,/^CREATE TABLE orders/s//CREATE EXTENSION IF NOT EXISTS pg_snowflake;\n&/' "$probe/README.md"
+planted=$(python3 pgrx-tests/checks/install_way.py "$probe" 2>&1 | sed -n 's/: creates pg_snowflake without SCHEMA snowflake.*//p' | sed 's/:[0-9]*$//' | sort | tr '\n' ' ' || true)
+rm -rf "$probe"
+[ "$planted" = "README.md pgrx-tests/scenarios/json_ids.sql pgrx-tests/scenarios/lease_worker.sh " ] \
+  || fail "install_way.py's negative control: three planted installs into public, found: $planted"
+
+if [ "$failed" = 0 ]; then echo "checks: 7 passed, 0 failed"; else echo "checks: some FAILED"; fi
 exit "$failed"

@@ -1,6 +1,30 @@
 # shellcheck shell=bash
-# What several scenarios ask of a cluster: its mark on disk, ids after a failover, a spent lease.
+# What several scenarios ask of a cluster: the extension installed the README's way, its mark on
+# disk, ids after a failover, a spent lease.
 # A helper that only one scenario uses belongs in that scenario. Sourced by lib.sh.
+
+# create_extension: every test installs pg_snowflake as README.md (Install) recommends: into a
+# schema `snowflake` of its own, usable by every role, on the database's search_path after public.
+# checks.sh refuses a scenario that creates the extension any other way (install_schema.sh's risky
+# way excepted).
+# ALTER DATABASE ... SET applies to sessions started afterwards only: run the statements that use
+# the extension in a new psql. A standby gets the setting with the catalog.
+
+# create_extension_sql DB [VERSION]: the statements, for database DB (and that version).
+create_extension_sql() {
+  cat <<SQL
+CREATE SCHEMA snowflake;
+CREATE EXTENSION pg_snowflake SCHEMA snowflake${2:+ VERSION '$2'};
+GRANT USAGE ON SCHEMA snowflake TO PUBLIC;
+ALTER DATABASE "$1" SET search_path = "\$user", public, snowflake;
+SQL
+}
+
+# create_extension CLUSTER [DB [VERSION]]: runs them in database DB (default postgres) of CLUSTER.
+create_extension() {
+  local db=${2:-postgres}
+  create_extension_sql "$db" "${3:-}" | psql_on "$1" -d "$db"
+}
 
 # mark_ms_of NAME: the high-water mark in cluster NAME's pg_snowflake.mark (ms since 1970).
 mark_ms_of() {

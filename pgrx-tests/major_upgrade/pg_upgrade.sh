@@ -27,8 +27,8 @@ new_initdb_args=
 on_old init_cluster old "${conf[@]}"
 on_old start_cluster old
 on_old psql_on old -c "CREATE DATABASE app"
+on_old create_extension old app
 on_old psql_on old -d app -At <<'SQL'
-CREATE EXTENSION pg_snowflake;
 CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text NOT NULL);
 CREATE TABLE events (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), order_id bigint REFERENCES orders);
 INSERT INTO orders(item) SELECT 'item ' || g FROM generate_series(1, 1000) g;
@@ -70,7 +70,7 @@ for case in mark_copied no_mark; do
   echo "server: PostgreSQL $(psql_on "$new" -At -c "SHOW server_version_num" | cut -c1-2)" | n
   rows "$new" | diff -q "$SCRATCH/old.rows" - >/dev/null && echo "tables: every row unchanged"
   psql_on "$new" -c "CREATE DATABASE fresh"
-  psql_on "$new" -d fresh -c "CREATE EXTENSION pg_snowflake"
+  create_extension "$new" fresh
   if diff <(psql_on "$new" -d fresh -At -f "$PROJECT_DIR/pgrx-tests/harness/sql/extension_catalog.sql") \
        <(psql_on "$new" -d app -At -f "$PROJECT_DIR/pgrx-tests/harness/sql/extension_catalog.sql") >"$SCRATCH/$case.diff"; then
     echo "extension: the catalog of a fresh install on <new>" | n

@@ -50,8 +50,8 @@ SELECT 'library: ' || probin || ', ' || count(*) || ' functions'
 FROM pg_proc WHERE probin IS NOT NULL AND proname LIKE 'snowflake%' GROUP BY probin;
 CREATE DATABASE old;
 SQL
+create_extension debian old 0.1.0
 psql_on debian -d old -At <<'SQL' | n
-CREATE EXTENSION pg_snowflake VERSION '0.1.0';
 CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
 INSERT INTO t SELECT FROM generate_series(1, 100);
 SELECT max(id) AS before FROM t \gset

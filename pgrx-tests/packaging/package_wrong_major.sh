@@ -37,6 +37,6 @@ fi
 echo "-- CREATE EXTENSION, not preloaded"
 sed -i "s/^shared_preload_libraries = .*$//" "$SCRATCH/wrong/postgresql.conf"
 start_cluster wrong
-{ psql_on wrong -c "CREATE EXTENSION pg_snowflake" 2>&1 || true; } | grep -E 'ERROR|DETAIL' | refusal "CREATE EXTENSION failed"
+{ create_extension wrong 2>&1 || true; } | grep -E 'ERROR|DETAIL' | refusal "CREATE EXTENSION failed"
 psql_on wrong -At -c "SELECT 'left behind: ' || (SELECT count(*) FROM pg_extension WHERE extname = 'pg_snowflake') || ' extensions, ' || (SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%') || ' functions, ' || (SELECT count(*) FROM pg_type WHERE typname LIKE 'snowflake%') || ' types'"
 stop_cluster wrong

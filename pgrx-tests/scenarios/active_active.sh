@@ -12,8 +12,8 @@ for n in 1 2; do
   init_cluster "n$n" "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = $n" "wal_level = logical" \
     "wal_retrieve_retry_interval = 500ms"
   start_cluster "n$n"
+  create_extension "n$n"
   psql_on "n$n" <<'SQL'
-CREATE EXTENSION pg_snowflake;
 CREATE TABLE events (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), node int NOT NULL, payload text);
 CREATE TABLE serial_live (id bigserial PRIMARY KEY, node int NOT NULL, payload text);
 CREATE TABLE serial_events (id bigserial PRIMARY KEY, node int NOT NULL, payload text);

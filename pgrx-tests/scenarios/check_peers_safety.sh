@@ -7,7 +7,8 @@ init_cluster peer_a "shared_preload_libraries = 'pg_snowflake'" "snowflake.machi
 init_cluster peer_b "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 2"
 start_cluster peer_a
 start_cluster peer_b
-psql_on peer_a -c "CREATE EXTENSION pg_snowflake" -c "CREATE EXTENSION dblink"
+create_extension peer_a
+psql_on peer_a -c "CREATE EXTENSION dblink"
 # Peer b has pg_snowflake in a schema of its own, and a decoy snowflake_stats() in public, which
 # an unqualified remote call would reach first.
 psql_on peer_b -c "CREATE SCHEMA snow" -c "CREATE EXTENSION pg_snowflake SCHEMA snow" -c "

@@ -6,8 +6,9 @@
 export PGOPTIONS="-c client_min_messages=error"
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" "snowflake.max_clock_wait = 3000"
 start_cluster main
+create_extension main
 psql_on main -f "$PROJECT_DIR/pgrx-tests/harness/sql/error_of.sql" \
-  -c "CREATE EXTENSION pg_snowflake" -c "CREATE TABLE ids (id bigint PRIMARY KEY, step int NOT NULL)" \
+  -c "CREATE TABLE ids (id bigint PRIMARY KEY, step int NOT NULL)" \
   -c "INSERT INTO ids SELECT snowflake_nextval(), 0 FROM generate_series(1, 1000)"
 
 # step N OFFSET: in one session with the clock shifted by OFFSET, insert 5,000 ids as step N, and

@@ -18,8 +18,8 @@
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster main
 q() { psql_on main -X -A -F '|' --pset footer=off "$@"; }
+create_extension main
 q <<'SQL'
-CREATE EXTENSION pg_snowflake;
 CREATE TABLE customers (id serial PRIMARY KEY, name text NOT NULL);
 CREATE TABLE categories (id serial PRIMARY KEY, parent_id int REFERENCES categories(id), name text);
 CREATE TABLE orders (id bigserial PRIMARY KEY, customer_id int NOT NULL REFERENCES customers(id), category_id int REFERENCES categories(id));
@@ -365,7 +365,8 @@ SQL
 echo "== new rows"
 new_rows postgres
 echo "== pg_dump, restored into a new database"
-q -c "CREATE DATABASE restored"
+# (A dump of one database carries no ALTER DATABASE ... SET: the README's search_path, given again.)
+q -c "CREATE DATABASE restored" -c "ALTER DATABASE restored SET search_path = \"\$user\", public, snowflake"
 "$PG_BIN/pg_dump" -h "$SCRATCH" -p "$(port_of main)" -U postgres -d postgres >"$SCRATCH/dump.sql"
 "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$(port_of main)" -U postgres -d restored -f "$SCRATCH/dump.sql" >/dev/null
 q -d restored -c "SELECT (SELECT count(*) FROM customers) AS customers, (SELECT count(*) FROM orders) AS orders, pg_get_expr(adbin, adrelid) AS customers_default FROM pg_attrdef WHERE adrelid = 'customers'::regclass"

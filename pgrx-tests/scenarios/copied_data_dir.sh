@@ -6,7 +6,8 @@
 export PGOPTIONS="-c client_min_messages=error"
 init_cluster a "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster a
-psql_on a -f "$PROJECT_DIR/pgrx-tests/harness/sql/error_of.sql" -c "CREATE EXTENSION pg_snowflake" \
+create_extension a
+psql_on a -f "$PROJECT_DIR/pgrx-tests/harness/sql/error_of.sql" \
   -c "CREATE TABLE ids AS SELECT snowflake_nextval() AS id FROM generate_series(1, 1000)"
 stop_cluster a
 grep -q '"machine_id": 7' "$SCRATCH/a/pg_snowflake.mark" && grep -q '"system_identifier": ' "$SCRATCH/a/pg_snowflake.mark" \
@@ -32,7 +33,8 @@ echo "snowflake.max_clock_wait = 10s" | as_pg_owner tee -a "$SCRATCH/b/postgresq
 start_cluster b
 in_log b "pg_snowflake: the high-water mark file was written by another cluster (system identifier"
 in_log b "The mark still counts: ids start above it. A copy that runs as a primary beside the original must have its own snowflake.machine_id."
-psql_on b -At -c "CREATE EXTENSION pg_snowflake" \
+create_extension b
+psql_on b -At \
   -c "SELECT 'its first id carries a time above the copied mark: ' || (snowflake_timestamp(snowflake_nextval()) > to_timestamp($((mark + 3000)) / 1000.0))"
 stop_cluster b
 

@@ -5,7 +5,8 @@
 export PGOPTIONS="-c client_min_messages=error"
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" "snowflake.max_clock_wait = 5000"
 start_cluster main
-psql_on main -c "CREATE EXTENSION pg_snowflake" -c "CREATE TABLE ids (id bigint PRIMARY KEY, phase int NOT NULL)"
+create_extension main
+psql_on main -c "CREATE TABLE ids (id bigint PRIMARY KEY, phase int NOT NULL)"
 
 # phase N TITLE: insert 2,000 ids as phase N and check them against all ids before.
 phase() {

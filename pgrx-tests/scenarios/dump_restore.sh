@@ -20,8 +20,8 @@ contents() {
 }
 
 psql_on src -c "CREATE DATABASE app"
+create_extension src app
 psql_on src -d app -At <<'SQL'
-CREATE EXTENSION pg_snowflake;
 CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text NOT NULL);
 CREATE TABLE events (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), order_id bigint REFERENCES orders);
 CREATE VIEW recent_orders AS
@@ -38,14 +38,16 @@ dump_args=(-h "$SCRATCH" -p "$(port_of src)" -U postgres -d app)
 "$PG_BIN/pg_dump" "${dump_args[@]}" -Fc -f "$SCRATCH/app.dump" 2>"$SCRATCH/dump.err"
 "$PG_BIN/pg_dump" "${dump_args[@]}" -Fp -f "$SCRATCH/app.sql" 2>>"$SCRATCH/dump.err"
 echo "pg_dump (custom and plain): $(wc -l <"$SCRATCH/dump.err") lines on stderr"
-echo "the plain dump creates the extension: $(grep -c '^CREATE EXTENSION IF NOT EXISTS pg_snowflake WITH SCHEMA public;$' "$SCRATCH/app.sql")"
+echo "the plain dump creates the extension: $(grep -c '^CREATE EXTENSION IF NOT EXISTS pg_snowflake WITH SCHEMA snowflake;$' "$SCRATCH/app.sql")"
 echo "... and none of its functions or types: $(grep -ciE '^CREATE (FUNCTION|TYPE) .*snowflake' "$SCRATCH/app.sql")"
-echo "tables with DEFAULT snowflake_nextval(): $(grep -c 'DEFAULT public.snowflake_nextval()' "$SCRATCH/app.sql")"
+echo "tables with DEFAULT snowflake_nextval(): $(grep -c 'DEFAULT snowflake.snowflake_nextval()' "$SCRATCH/app.sql")"
 
 for format in custom plain; do
   echo "-- restored from the $format dump into the server with machine id 9"
   db="app_$format"
-  psql_on dst -c "CREATE DATABASE $db"
+  # A dump of one database carries no ALTER DATABASE ... SET (pg_dump --create would): the new
+  # database gets the README's search_path before the restore.
+  psql_on dst -c "CREATE DATABASE $db" -c "ALTER DATABASE $db SET search_path = \"\$user\", public, snowflake"
   if [ "$format" = custom ]; then
     "$PG_BIN/pg_restore" -h "$SCRATCH" -p "$(port_of dst)" -U postgres -d "$db" --exit-on-error "$SCRATCH/app.dump" \
       >"$SCRATCH/restore.out" 2>&1 || echo "pg_restore failed"
@@ -72,7 +74,7 @@ SQL
 done
 
 echo "-- bad input: restored into a server that does not preload the library"
-psql_on nopreload -c "CREATE DATABASE app"
+psql_on nopreload -c "CREATE DATABASE app" -c "ALTER DATABASE app SET search_path = \"\$user\", public, snowflake"
 "$PG_BIN/pg_restore" -h "$SCRATCH" -p "$(port_of nopreload)" -U postgres -d app --exit-on-error "$SCRATCH/app.dump" \
   >"$SCRATCH/restore.out" 2>&1 && echo "pg_restore: succeeded, $(wc -l <"$SCRATCH/restore.out") lines of output"
 { psql_on nopreload -d app -c "INSERT INTO orders(item) VALUES ('x')" 2>&1 || true; } | sed -n 's/^.*\(ERROR\|HINT\): */\1: /p'

@@ -3,7 +3,8 @@
 # it inserted them, and the connections really did overlap.
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster main
-psql_on main -c "CREATE EXTENSION pg_snowflake" \
+create_extension main
+psql_on main \
   -c "CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), conn int NOT NULL, ord bigserial)"
 echo 'INSERT INTO orders(conn) VALUES (:client_id);' > "$SCRATCH/insert.sql"
 "$PG_BIN/pgbench" -n -h "$SCRATCH" -p "$(port_of main)" -U postgres -c 8 -j 2 -t 5000 -f "$SCRATCH/insert.sql" postgres \

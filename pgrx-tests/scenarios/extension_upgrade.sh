@@ -14,7 +14,7 @@ start_cluster main
 catalog() { psql_on main -d "$1" -At -f "$PROJECT_DIR/pgrx-tests/harness/sql/extension_catalog.sql"; }
 
 psql_on main -c "CREATE DATABASE fresh"
-psql_on main -d fresh -c "CREATE EXTENSION pg_snowflake"
+create_extension main fresh
 echo "fresh install: version $(psql_on main -d fresh -At -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_snowflake'" | v)"
 catalog fresh >"$SCRATCH/fresh.catalog"
 # (PostgreSQL 18 also makes the array types of the composite types members: not counted here.)
@@ -30,8 +30,8 @@ for old in "${released[@]}"; do
   db="from_${old//./_}"
   echo "-- from $old"
   psql_on main -c "CREATE DATABASE $db"
+  create_extension main "$db" "$old"
   psql_on main -d "$db" -At <<SQL
-CREATE EXTENSION pg_snowflake VERSION '$old';
 SELECT 'installed: ' || extversion FROM pg_extension WHERE extname = 'pg_snowflake';
 CREATE TABLE orders (n serial, id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
 CREATE TABLE events (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), at timestamptz DEFAULT now());
@@ -74,10 +74,10 @@ done
 
 echo "-- negative controls: the comparison sees one changed function, one changed privilege"
 psql_on main -c "CREATE DATABASE changed TEMPLATE fresh"
-psql_on main -d changed -c "ALTER FUNCTION snowflake_timestamp(bigint) VOLATILE"
+psql_on main -d changed -c "ALTER FUNCTION snowflake.snowflake_timestamp(bigint) VOLATILE"
 { catalog changed | diff "$SCRATCH/fresh.catalog" - || true; } | sed -n 's/^\([<>]\) \(function [^|]*\)|.*\(volatility [a-z]\).*$/\1 \2| \3/p'
 psql_on main -c "DROP DATABASE changed" -c "CREATE DATABASE changed TEMPLATE fresh" -c "CREATE ROLE auditor"
-psql_on main -d changed -c "GRANT EXECUTE ON FUNCTION snowflake_stats_reset() TO auditor"
+psql_on main -d changed -c "GRANT EXECUTE ON FUNCTION snowflake.snowflake_stats_reset() TO auditor"
 { catalog changed | diff "$SCRATCH/fresh.catalog" - || true; } | sed -n 's/^\([<>]\) \(function [^|]*\)|.*\(acl [^|]*\)|.*$/\1 \2| \3/p'
 
 echo "-- bad input"
@@ -85,7 +85,8 @@ echo "-- bad input"
 err() { psql_on main "$@" 2>&1 | grep -E '^(psql:[^ ]* )?(ERROR|NOTICE|WARNING)|^Use' | sed 's/^psql:[^ ]* //' | v || true; }
 psql_on main -c "CREATE DATABASE bad"
 echo "a version with no install script or update path:"
-err -d bad -c "CREATE EXTENSION pg_snowflake VERSION '0.0.9'"
+psql_on main -d bad -c "CREATE SCHEMA snowflake"
+err -d bad -c "CREATE EXTENSION pg_snowflake SCHEMA snowflake VERSION '0.0.9'"
 psql_on main -d bad -At -c "SELECT 'left behind: ' || (SELECT count(*) FROM pg_extension WHERE extname = 'pg_snowflake') || ' extensions, ' || (SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake%') || ' functions, ' || (SELECT count(*) FROM pg_type WHERE typname LIKE 'snowflake%') || ' types'"
 echo "an update to a version with no path (a downgrade, a version that does not exist):"
 err -d fresh -c "ALTER EXTENSION pg_snowflake UPDATE TO '0.1.0'"

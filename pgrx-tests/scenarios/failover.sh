@@ -18,7 +18,8 @@ failover() {
   shift 2
   init_cluster "$p" "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" "$@"
   start_cluster "$p"
-  psql_on "$p" -c "CREATE EXTENSION pg_snowflake" \
+  create_extension "$p"
+  psql_on "$p" \
     -c "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), conn int NOT NULL)"
   as_pg_owner "$PG_BIN/pg_basebackup" -h "$SCRATCH" -p "$(port_of "$p")" -U postgres -D "$SCRATCH/$s" -R -X stream
   echo "port = $(next_port)" | as_pg_owner tee -a "$SCRATCH/$s/postgresql.conf" >/dev/null
@@ -80,7 +81,7 @@ if grep -q "$pattern" "$SCRATCH/$log.log"; then echo "the server log says: ${pat
 if [ "$PG_MAJOR" -ge 15 ]; then
   init_cluster primary_np "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
   start_cluster primary_np
-  psql_on primary_np -c "CREATE EXTENSION pg_snowflake"
+  create_extension primary_np
   as_pg_owner "$PG_BIN/pg_basebackup" -h "$SCRATCH" -p "$(port_of primary_np)" -U postgres -D "$SCRATCH/standby_np" -R -X stream
   printf '%s\n' "port = $(next_port)" "shared_preload_libraries = ''" | as_pg_owner tee -a "$SCRATCH/standby_np/postgresql.conf" >/dev/null
   start_cluster standby_np

@@ -15,8 +15,8 @@ init_cluster fuzz "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine
 echo 000102030405060708090a0b0c0d0e0f | as_pg_owner tee "$SCRATCH/fuzz/snowflake.key" >/dev/null
 as_pg_owner chmod 600 "$SCRATCH/fuzz/snowflake.key"
 start_cluster fuzz
+create_extension fuzz
 psql_on fuzz -q <<'SQL'
-CREATE EXTENSION pg_snowflake;
 CREATE TABLE fuzz_results (n bigserial, fn text, expr text, state text, message text, value text);
 -- Runs one case; records 'ok' and its value, or the SQLSTATE and message of its refusal.
 CREATE FUNCTION fuzz(fn text, expr text) RETURNS void LANGUAGE plpgsql AS $$

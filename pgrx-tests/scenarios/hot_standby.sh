@@ -2,7 +2,8 @@
 # generate (it would mint the primary's ids), while decoding still works there.
 init_cluster primary "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster primary
-psql_on primary -c "CREATE EXTENSION pg_snowflake" -c "CREATE TABLE t AS SELECT snowflake_nextval() AS id" \
+create_extension primary
+psql_on primary -c "CREATE TABLE t AS SELECT snowflake_nextval() AS id" \
   -f "$PROJECT_DIR/pgrx-tests/harness/sql/error_of.sql"
 as_pg_owner "$PG_BIN/pg_basebackup" -h "$SCRATCH" -p "$(port_of primary)" -U postgres -D "$SCRATCH/standby" -R -X stream
 echo "port = $(next_port)" | as_pg_owner tee -a "$SCRATCH/standby/postgresql.conf" >/dev/null

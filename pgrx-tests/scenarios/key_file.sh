@@ -30,7 +30,8 @@ start_cluster keys
 echo "-- read at start"
 grep -c 'the key of public ids was read from snowflake.public_key_file "snowflake.key"' "$SCRATCH/keys.log" || true
 grep -o 'snowflake.public_key and snowflake.public_key_previous are retired[^;]*' "$SCRATCH/keys.log" | head -n 1
-psql_on keys -c "CREATE EXTENSION pg_snowflake" -c "CREATE ROLE app" -c "CREATE ROLE reader" \
+create_extension keys
+psql_on keys -c "CREATE ROLE app" -c "CREATE ROLE reader" \
   -c "CREATE ROLE settings_reader IN ROLE pg_read_all_settings" \
   -c "GRANT EXECUTE ON FUNCTION snowflake_to_public(bigint), snowflake_from_public(text), snowflake_try_from_public(text) TO app"
 echo "-- the unit tests' known answer, round trips, tokens that are not ours"

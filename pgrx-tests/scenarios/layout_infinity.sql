@@ -7,7 +7,7 @@
 -- ticks: 523,000 years): infinity and -infinity are no time an id can carry, and are refused
 -- (22008) rather than turned into an id; the field's end is beyond any calendar.
 \ir ../harness/sql/error_of.sql
-CREATE EXTENSION pg_snowflake;
+\ir ../harness/sql/create_extension.sql
 SELECT timestamp_bits, time_unit_ms, timestamp_field_ends FROM snowflake_layout();
 -- 512 ids per 60 s tick: 8.53 a second, not rounded down to 8 (nor, with a 1-bit sequence, to 0).
 SELECT ids_per_tick, round(ids_per_second::numeric, 4) AS ids_per_second FROM snowflake_layout();

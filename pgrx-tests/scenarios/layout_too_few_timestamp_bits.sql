@@ -4,6 +4,6 @@
 -- conf: snowflake.sequence_bits = 13
 -- log: WARNING:  pg_snowflake cannot generate ids: snowflake.machine_bits = 16 and snowflake.sequence_bits = 13 leave 34 timestamp bits, fewer than 35
 \ir ../harness/sql/error_of.sql
-CREATE EXTENSION pg_snowflake;
+\ir ../harness/sql/create_extension.sql
 SELECT * FROM error_of('SELECT snowflake_nextval()');
 SELECT * FROM error_of('SELECT snowflake_decode(1)');

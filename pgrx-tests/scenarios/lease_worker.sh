@@ -5,7 +5,7 @@
 # the backends, and mark_waits would equal mark_writes).
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster main
-psql_on main -c "CREATE EXTENSION pg_snowflake"
+create_extension main
 worker_pid() { psql_on main -At -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_snowflake lease'"; }
 old=
 for _ in $(seq 1 50); do

@@ -5,7 +5,7 @@
 -- The library is preloaded but snowflake.machine_id is not set (a misspelt name does not count,
 -- and is reported at start): generation refuses with a hint; decoding needs only the layout.
 \ir ../harness/sql/error_of.sql
-CREATE EXTENSION pg_snowflake;
+\ir ../harness/sql/create_extension.sql
 SHOW snowflake.machine_id;
 SELECT * FROM error_of('SELECT snowflake_nextval()');
 CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);

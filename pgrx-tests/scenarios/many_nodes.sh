@@ -14,7 +14,8 @@ init_cluster other_layout "shared_preload_libraries = 'pg_snowflake'" "snowflake
   "snowflake.machine_bits = 7" "snowflake.sequence_bits = 14"
 for c in node1 node2 node3 node4 twin_a twin_b other_layout; do
   start_cluster "$c"
-  psql_on "$c" -c "CREATE EXTENSION pg_snowflake" \
+  create_extension "$c"
+  psql_on "$c" \
     -c "CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), conn int NOT NULL, ord bigserial)"
 done
 echo 'INSERT INTO orders(conn) VALUES (:client_id);' >"$SCRATCH/insert.sql"

@@ -14,7 +14,8 @@ chown postgres: "$data"
 trap 'as_pg_owner "$PG_BIN/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true; umount "$data" || true' EXIT
 init_cluster small "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster small
-psql_on small -c "CREATE EXTENSION pg_snowflake" -c "CREATE TABLE ids (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE)"
+create_extension small
+psql_on small -c "CREATE TABLE ids (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE)"
 phase=0
 
 record() {

@@ -14,7 +14,8 @@ export PGOPTIONS="-c client_min_messages=error"
 init_cluster faults "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" \
   "snowflake.max_mark_wait = 500" "snowflake.max_clock_wait = 5000"
 start_cluster faults
-psql_on faults -c "CREATE EXTENSION pg_snowflake" \
+create_extension faults
+psql_on faults \
   -c "CREATE TABLE ids (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE, case_no int NOT NULL)"
 
 # record CASE_NO: 200 ids from one session, kept in insert order.

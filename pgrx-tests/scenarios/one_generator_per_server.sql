@@ -4,11 +4,11 @@
 -- One generator serves the whole server: ids keep increasing across databases, connections and
 -- parallel workers.
 \ir ../harness/sql/error_of.sql
-CREATE EXTENSION pg_snowflake;
+\ir ../harness/sql/create_extension.sql
 SELECT snowflake_nextval() AS a \gset
 CREATE DATABASE other;
 \c other
-CREATE EXTENSION pg_snowflake;
+\ir ../harness/sql/create_extension.sql
 SELECT snowflake_nextval() > :a AS another_database_continues;
 SELECT snowflake_nextval() AS b \gset
 \c postgres

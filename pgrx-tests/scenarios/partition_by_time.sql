@@ -4,7 +4,7 @@
 -- every row lands in the partition of its month, literal bounds prune at plan time, and
 -- `id >= snowflake_from_timestamp(now() - ...)` prunes at executor start (runtime pruning).
 \ir ../harness/sql/error_of.sql
-CREATE EXTENSION pg_snowflake;
+\ir ../harness/sql/create_extension.sql
 SELECT * FROM snowflake_partition_bounds('2025-01-01+00', '2025-07-01+00', '1 month');
 CREATE TABLE events (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), body text) PARTITION BY RANGE (id);
 DO $$

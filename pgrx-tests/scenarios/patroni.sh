@@ -197,7 +197,8 @@ run_setup() {
   wait_for 60 "a to bootstrap and lead" is_leader "$rest_a"
   # The timeline of the primary that issues each id, as the default of the row: promotions and
   # switchovers each begin a new one.
-  tcp_psql "$port_a" -c "CREATE EXTENSION pg_snowflake" -c "
+  create_extension_sql postgres | tcp_psql "$port_a"
+  tcp_psql "$port_a" -c "
     CREATE FUNCTION current_timeline() RETURNS int LANGUAGE sql VOLATILE
       RETURN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int" -c "
     CREATE TABLE ids (id bigint NOT NULL DEFAULT snowflake_nextval(), tli int NOT NULL DEFAULT current_timeline(),

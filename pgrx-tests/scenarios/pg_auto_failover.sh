@@ -79,7 +79,8 @@ printf '%s\n' "shared_preload_libraries = 'pg_stat_statements,pg_snowflake'" "sn
 autoctl run --pgdata "$SCRATCH/a" >"$SCRATCH/a_run.log" 2>&1 &
 wait_state a single
 wait_tcp "$port_a"
-tcp_psql "$port_a" -c "CREATE EXTENSION pg_snowflake" \
+create_extension_sql postgres | tcp_psql "$port_a"
+tcp_psql "$port_a" \
   -c "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), conn int NOT NULL)"
 autoctl create postgres --pgdata "$SCRATCH/b" --pgport "$port_b" --monitor "$monitor" --name b "${common[@]}" >"$SCRATCH/b_create.log" 2>&1
 autoctl run --pgdata "$SCRATCH/b" >"$SCRATCH/b_run.log" 2>&1 &

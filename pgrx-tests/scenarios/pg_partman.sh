@@ -16,7 +16,7 @@ install -m 644 /usr/share/postgresql/15/extension/pg_partman* "$("$PG_CONFIG" --
 
 init_cluster pm "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 1"
 start_cluster pm
-psql_on pm -c "CREATE EXTENSION pg_snowflake"
+create_extension pm
 
 # The page of the manual with the section "With pg_partman" (its heading at any level).
 partman_page=$(cd "$PROJECT_DIR" && grep -lE '^#+ With pg_partman$' README.md $(ls docs/*.md 2>/dev/null))

@@ -17,7 +17,8 @@ pitr() {
   init_cluster "$p" "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" \
     "archive_mode = on" "archive_command = 'cp %p $archive/%f.part && mv $archive/%f.part $archive/%f'" "$@"
   start_cluster "$p"
-  psql_on "$p" -c "CREATE EXTENSION pg_snowflake" \
+  create_extension "$p"
+  psql_on "$p" \
     -c "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), conn int NOT NULL)"
   as_pg_owner "$PG_BIN/pg_basebackup" -h "$SCRATCH" -p "$(port_of "$p")" -U postgres -D "$SCRATCH/backup_$name" -X stream
   "$PG_BIN/pgbench" -n -h "$SCRATCH" -p "$(port_of "$p")" -U postgres -c 4 -j 2 -T 3 -f "$SCRATCH/insert.sql" postgres \

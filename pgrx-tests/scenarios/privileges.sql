@@ -5,7 +5,7 @@
 -- Least privilege by default: what PUBLIC may execute, and the documented way to give an
 -- application role snowflake_nextval() only. Roles are taken with SET ROLE (they cannot log in).
 \ir ../harness/sql/error_of.sql
-CREATE EXTENSION pg_snowflake;
+\ir ../harness/sql/create_extension.sql
 CREATE EXTENSION dblink;
 CREATE ROLE app;
 CREATE ROLE nobody;

@@ -19,7 +19,8 @@ echo 'INSERT INTO ids(conn) VALUES (:client_id);' >"$SCRATCH/insert.sql"
 # before the two diverged: wal_keep_size keeps it past the checkpoint of p's crash recovery.)
 init_cluster p "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" "wal_log_hints = on" "wal_keep_size = '512MB'"
 start_cluster p
-psql_on p -c "CREATE EXTENSION pg_snowflake" \
+create_extension p
+psql_on p \
   -c "CREATE TABLE ids (id bigint NOT NULL DEFAULT snowflake_nextval(), conn int NOT NULL)" \
   -c "CREATE TABLE fork (id bigint NOT NULL)" \
   -c "CREATE PROCEDURE load(seconds float8) LANGUAGE plpgsql AS \$\$

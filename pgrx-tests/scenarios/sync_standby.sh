@@ -14,7 +14,8 @@ sync() {
     "synchronous_standby_names = '*'" "synchronous_commit = local" "snowflake.lease_sync = $2" \
     "snowflake.max_mark_wait = 1000"
   start_cluster "$p"
-  psql_on "$p" -c "CREATE EXTENSION pg_snowflake" \
+  create_extension "$p"
+  psql_on "$p" \
     -c "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval())" \
     -c "CREATE PROCEDURE load(seconds float8) LANGUAGE plpgsql AS \$\$
         DECLARE t0 timestamptz := clock_timestamp();

@@ -8,7 +8,7 @@
 -- here, so 20,000 ids need at least 40 ticks and the generator must wait for new ones), and every
 -- helper works in ticks.
 \ir ../harness/sql/error_of.sql
-CREATE EXTENSION pg_snowflake;
+\ir ../harness/sql/create_extension.sql
 SELECT time_unit_ms, timestamp_bits, ids_per_tick, ids_per_second, timestamp_field_ends FROM snowflake_layout();
 CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int NOT NULL);
 INSERT INTO t(n) SELECT g FROM generate_series(1, 20000) g;

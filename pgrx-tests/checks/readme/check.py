@@ -50,6 +50,14 @@ EXAMPLE_KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 
 SERVICE_FILE = os.path.join(SCRATCH, "pg_service.conf")
 failures = []
+def create_database(cluster, db, template=None):
+    """A database set up as the README's Install says; from `template` (whose extension it
+    copies, but not its ALTER DATABASE settings, which CREATE DATABASE never copies)."""
+    cluster.psql(f"CREATE DATABASE {db}" + (f" TEMPLATE {template};" if template else ";"))
+    if template:
+        cluster.psql(f"ALTER DATABASE {db} SET search_path = \"$user\", public, snowflake;")
+    else:
+        cluster.psql(manual.install_sql(db), db=db)
 
 
 def fail(page, line, what):
@@ -196,8 +204,7 @@ def start_peers(spec):
         name = name.strip()
         c = Cluster(name, ["shared_preload_libraries = 'pg_snowflake'"] + [x.strip() for x in conf.split(",")])
         c.start()
-        c.psql("CREATE DATABASE app;")
-        c.psql("CREATE EXTENSION pg_snowflake;", db="app")
+        create_database(c, "app")
         peers.append(c)
         entries.append(f"[{name}]\nhost={SCRATCH}\nport={c.port}\ndbname=app\nuser=postgres\n")
     with open(SERVICE_FILE, "a") as f:
@@ -210,7 +217,7 @@ def check_blocks(all_pages, main):
     for n, page in enumerate(all_pages):
         db = "readme" if n == 0 else f"readme_page{n}"
         if n:
-            main.psql(f"CREATE DATABASE {db} TEMPLATE readme;")
+            create_database(main, db, template="readme")
         r, c = check_page_blocks(page, main, db)
         ran += r
         compared += c
@@ -314,7 +321,7 @@ def run_trigger(t, clusters):
         if key is not None:
             c.append_conf(["snowflake.public_key_file = 'snowflake.key'"])
         c.start()
-        c.psql("CREATE EXTENSION pg_snowflake;")
+        c.psql(manual.install_sql("postgres"))
         if not fresh:
             clusters[signature] = c
     if "setup" in t:
@@ -541,7 +548,10 @@ def main():
     server = Cluster("main", ["shared_preload_libraries = 'pg_snowflake'", "snowflake.machine_id = 7",
                               "snowflake.public_key_file = 'snowflake.key'"], key=EXAMPLE_KEY)
     server.start()
-    server.psql("CREATE DATABASE readme; CREATE EXTENSION pg_snowflake;")
+    # The README's blocks run in `readme`, the reference is read in `postgres`: both set up as
+    # Install says (manual.install_sql: the README's own statements).
+    create_database(server, "readme")
+    server.psql(manual.install_sql("postgres"))
     only = os.environ.get("README_ONLY", "")  # blocks, reference (and settings) or errors: one part
     ran = compared = functions = settings = errors = 0
     if only in ("", "blocks"):

@@ -99,10 +99,12 @@ class Server:
         return r.stdout
 
     def database(self, name):
-        """A fresh database with the extension, and the environment a client connects with."""
+        """A fresh database with the extension installed as the README says, and the environment a client connects with."""
         name = "app_" + name
         self.psql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name};")
-        self.psql("CREATE EXTENSION pg_snowflake;", db=name)
+        # As the README's Install says: the schema snowflake, on the database's search_path, which
+        # the clients' new sessions get.
+        self.psql(manual.install_sql(name), db=name)
         return dict(os.environ, PGHOST="127.0.0.1", PGPORT=str(self.port), PGUSER="postgres", PGDATABASE=name,
                     CLIENT_JDBC_URL=f"jdbc:postgresql://127.0.0.1:{self.port}/{name}?user=postgres",
                     CLIENT_CONNINFO=f"host=127.0.0.1 port={self.port} user=postgres dbname={name}")

@@ -74,3 +74,19 @@ def find_section(all_pages, title):
         where = ", ".join(p.name for p, _, _ in found) or "no page"
         raise SystemExit(f"the section {title!r} must be on one page of the manual; it is on {where}")
     return found[0]
+
+
+def install_sql(db, root=ROOT):
+    """The README's install statements (its ```sql block under `<!-- test: skip the install
+    itself`), for database `db` (the block's `mydb`), without their comments: the extension in the
+    schema `snowflake`, on the database's search_path (ALTER DATABASE ... SET: sessions started
+    afterwards have it). The checkers set up every database they use with them."""
+    lines = Page("README.md", root).lines
+    i = next((n for n, line in enumerate(lines) if line.startswith("<!-- test: skip the install itself")), None)
+    if i is None or lines[i + 1] != "```sql":
+        raise SystemExit("README.md: no ```sql block under <!-- test: skip the install itself ... -->")
+    end = lines.index("```", i + 2)
+    sql = [re.sub(r"\s*--.*$", "", line) for line in lines[i + 2:end]]
+    if not any("SCHEMA snowflake" in line for line in sql) or not any(" mydb " in line for line in sql):
+        raise SystemExit(f"README.md:{i + 3}: the install block must create the extension SCHEMA snowflake and ALTER DATABASE mydb")
+    return "\n".join(line.replace(" mydb ", f" {db} ") for line in sql) + "\n"

@@ -1,6 +1,6 @@
 -- The demo's SQL (pgrx-tests/demo.sh), also run by the package install test: a table keyed by
 -- DEFAULT snowflake_nextval(), rows inserted, their ids decoded.
-CREATE EXTENSION pg_snowflake;
+\ir create_extension.sql
 CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
 INSERT INTO orders(item) VALUES ('book') RETURNING id, (snowflake_decode(id)).*;
 INSERT INTO orders(item) SELECT 'item ' || g FROM generate_series(1, 5) g;

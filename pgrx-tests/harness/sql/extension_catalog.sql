@@ -4,7 +4,9 @@
 -- leakproofness, cost, rows, language, settings (proconfig), privileges (ACL), comment, symbol
 -- (C) or body (md5, other languages), library and argument defaults; for each type its kind,
 -- attributes, privileges and comment. Two databases whose outputs are equal have the same
--- extension. Used by the upgrade, dump/restore and pg_upgrade scenarios (psql -At -f).
+-- extension. Used by the upgrade, dump/restore and pg_upgrade scenarios (psql -At -f). Names are
+-- printed qualified whatever the database's search_path (a database made from a template has none).
+SET search_path = pg_catalog;
 WITH ext AS (
     SELECT * FROM pg_extension WHERE extname = 'pg_snowflake'
 ), members AS (

@@ -1,7 +1,7 @@
 -- Shared by the seed_layout_* scenarios: 50,000 ids from a DEFAULT column under the cluster's
 -- layout, each checked field by field against the layout read back from the settings.
 \ir error_of.sql
-CREATE EXTENSION pg_snowflake;
+\ir create_extension.sql
 SELECT current_setting('snowflake.machine_bits')::int AS m,
        current_setting('snowflake.sequence_bits')::int AS s,
        current_setting('snowflake.machine_id')::bigint AS machine
