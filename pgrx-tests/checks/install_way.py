@@ -15,6 +15,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "readme"))
+from markdown_lines import inside_code  # noqa: E402
+
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
 
 # (file, the line as written, stripped): why it may create the extension another way.
@@ -51,15 +54,10 @@ def files():
 def code_lines(rel, text):
     """(line number, line) of what is code: every line of a script but its comments; the fenced
     blocks of a page."""
-    fenced = False
-    for n, line in enumerate(text.split("\n"), 1):
+    lines = text.split("\n")
+    numbered = ((i + 1, line) for i, line in inside_code(lines)) if rel.endswith(".md") else enumerate(lines, 1)
+    for n, line in numbered:
         s = line.strip()
-        if rel.endswith(".md"):
-            if s.startswith("```"):
-                fenced = not fenced
-                continue
-            if not fenced:
-                continue
         if s.startswith("#") and not rel.endswith(".md") or s.startswith("--") or s.startswith("//"):
             continue
         yield n, line
