@@ -137,7 +137,7 @@ impl MarkStore for PgHost {
             }
         }
         self.begin(writer, WriteStep::FileWrite);
-        mark_store::write_with(unix_ms, || self.begin(writer, WriteStep::FileRename))
+        mark_store::write_with(writer.shared(), unix_ms, || self.begin(writer, WriteStep::FileRename))
             .map_err(|e| Error::MarkWrite { reason: e.to_string(), os_error: e.raw_os_error() })?;
         self.begin(writer, WriteStep::Publish);
         Ok(())

@@ -3,7 +3,9 @@
 //! says how).
 
 use super::server_config;
+use pg_snowflake_core::lifecycle;
 use pg_snowflake_core::mark_file::{self, MarkRecord};
+use pg_snowflake_core::state::SharedState;
 use pgrx::pg_sys;
 use std::ffi::CStr;
 use std::path::PathBuf;
@@ -35,16 +37,18 @@ pub fn read() -> Result<Option<MarkRecord>, String> {
     mark_file::read(&data_dir())
 }
 
-/// Makes `unix_ms` this server's durable mark.
-pub fn write(unix_ms: i64) -> std::io::Result<()> {
-    write_with(unix_ms, || {})
+/// Makes `unix_ms` this server's durable mark, stamped with the layout the core says
+/// (`lifecycle::stamp`: the old one while a change of layout is refused).
+pub fn write(shared: &SharedState, unix_ms: i64) -> std::io::Result<()> {
+    write_with(shared, unix_ms, || {})
 }
 
 /// The same, running `before_rename` once the new file is durable, before it replaces the mark.
-pub fn write_with(unix_ms: i64, before_rename: impl FnOnce()) -> std::io::Result<()> {
+pub fn write_with(shared: &SharedState, unix_ms: i64, before_rename: impl FnOnce()) -> std::io::Result<()> {
     let layout = server_config::layout().map_err(|e| std::io::Error::other(e.message()))?;
+    let stamped = lifecycle::stamp(shared, layout);
     let machine_id = server_config::machine_id_or_unset();
-    mark_file::write(&data_dir(), unix_ms, machine_id, layout, system_identifier(), before_rename)
+    mark_file::write(&data_dir(), unix_ms, machine_id, &stamped, system_identifier(), before_rename)
 }
 
 /// The file's path, for messages.

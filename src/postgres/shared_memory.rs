@@ -7,9 +7,10 @@
 use super::clock::wall_clock_ms;
 use super::process_counters as counters;
 use super::{errors, mark_store, server_config, settings};
-use pg_snowflake_core::start_check::{self, Facts};
+use pg_snowflake_core::lifecycle;
+use pg_snowflake_core::start_check::Facts;
 use pg_snowflake_core::state::SharedState;
-use pg_snowflake_core::{lease, Error};
+use pg_snowflake_core::Error;
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
@@ -49,8 +50,8 @@ unsafe extern "C-unwind" fn on_postmaster_exit(code: std::ffi::c_int, _arg: pg_s
         return;
     }
     let (Some(shared), Ok(layout)) = (shared(), server_config::layout()) else { return };
-    if let Some(ms) = lease::final_mark(shared, layout) {
-        if let Err(e) = mark_store::write(ms) {
+    if let Some(ms) = lifecycle::at_clean_stop(shared, layout) {
+        if let Err(e) = mark_store::write(shared, ms) {
             // The lease mark stays: safe, the next start only waits for it.
             pgrx::log!("pg_snowflake: could not lower the high-water mark at shutdown: {e}");
         }
@@ -77,44 +78,40 @@ unsafe extern "C-unwind" fn on_shmem_request() {
     }
 }
 
-/// The state a server starts from: above the mark on disk, if there is one.
+/// The state a server starts from: above the mark on disk, if there is one (the core's
+/// `lifecycle::start` decides; this reads the file and says what it found).
 fn initial_state() -> SharedState {
     let now = wall_clock_ms();
     let Ok(layout) = server_config::layout() else {
         return SharedState::starting_at(None, 0, now); // nothing can be issued anyway
     };
-    match mark_store::read() {
-        Ok(Some(found)) => {
-            let ms = found.mark_unix_ms;
-            let mut shared = SharedState::starting_at(Some((layout.tick_of_mark(ms), ms)), layout.sequence_bits(), now);
-            let accepted = settings::accepted_layout_change();
-            let facts = Facts {
-                layout,
-                machine_id: server_config::generator().ok().map(|g| g.machine_id()),
-                system_identifier: mark_store::system_identifier(),
-                accepted_layout: &accepted,
-            };
-            let verdict = start_check::assess(&found, &facts);
-            for note in &verdict.notes {
-                pgrx::log!("{note}");
-            }
-            if let Some(old) = verdict.refused_layout {
-                errors::warn_at_start(&Error::LayoutChanged { old, new: *layout });
-                shared.refused_layout = Some(old);
-            }
-            shared
-        }
-        Ok(None) => SharedState::starting_at(None, layout.sequence_bits(), now),
-        Err(reason) => {
-            pgrx::warning!(
-                "pg_snowflake cannot generate ids: the high-water mark file {:?} could not be read: {reason}",
-                mark_store::path()
-            );
-            let shared = SharedState::starting_at(None, layout.sequence_bits(), now);
-            shared.mark.unreadable.store(true, Ordering::Relaxed);
-            shared
-        }
+    let found = mark_store::read();
+    if let Err(reason) = &found {
+        pgrx::warning!(
+            "pg_snowflake cannot generate ids: the high-water mark file {:?} could not be read: {reason}",
+            mark_store::path()
+        );
     }
+    let accepted = settings::accepted_layout_change();
+    let facts = Facts {
+        layout,
+        machine_id: server_config::generator().ok().map(|g| g.machine_id()),
+        system_identifier: mark_store::system_identifier(),
+        accepted_layout: &accepted,
+    };
+    let started = lifecycle::start(found, &facts, now);
+    for note in &started.notes {
+        pgrx::log!("{note}");
+    }
+    if let Some((first_new, last_old)) = started.accepted_below {
+        pgrx::warning!(
+            "pg_snowflake: under the new layout the next ids start at {first_new}, not above {last_old}, the largest id the old layout could have issued: ids of the two layouts do not compare, and a new id can equal an old one (see Operations: changing the layout)"
+        );
+    }
+    if let Some(e @ Error::LayoutChanged { .. }) = &started.refused {
+        errors::warn_at_start(e);
+    }
+    started.shared
 }
 
 #[pgrx::pg_guard]

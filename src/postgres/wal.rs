@@ -31,6 +31,7 @@ mod imp {
     use super::{RMGR_ID, RMGR_NAME};
     use pg_snowflake_core::calendar::format_utc;
     use pg_snowflake_core::lease_record::LeaseRecord;
+    use pg_snowflake_core::lifecycle;
     use pgrx::pg_sys;
     use pgrx::PANIC;
     use std::ffi::CString;
@@ -126,9 +127,8 @@ mod imp {
         let (Some(shared), Ok(layout)) = (shared_memory::shared(), server_config::layout()) else {
             return; // nothing can be issued with this configuration; the file is left as it is
         };
-        let ms = lease.mark_unix_ms;
-        if shared.raise_to_mark(layout.tick_of_mark(ms), ms, layout.sequence_bits()) {
-            if let Err(e) = mark_store::write(ms) {
+        if let Some(ms) = lifecycle::replay(shared, layout, &lease) {
+            if let Err(e) = mark_store::write(shared, ms) {
                 // Shared memory has the mark; a restart before the next record would start from
                 // the older file. Say so loudly.
                 pgrx::warning!(

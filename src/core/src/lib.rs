@@ -20,6 +20,7 @@
 //! - [`host`]: what the generator needs from the world (clock, waits, mark store, events);
 //! - [`lease_record`]: the lease as a WAL record, for servers that replay the WAL;
 //! - [`lease`]: the lease protocol that keeps the mark ahead of the ids;
+//! - [`lifecycle`]: a server's start, clean stop and replayed leases, as the core decides them;
 //! - [`generator`]: the state machine that issues ids.
 
 #![forbid(unsafe_code)]
@@ -35,6 +36,7 @@ pub mod key_file;
 pub mod layout;
 pub mod lease;
 pub mod lease_record;
+pub mod lifecycle;
 pub mod mark_file;
 pub mod mark_writer;
 pub mod partition;

@@ -82,7 +82,12 @@ pub struct MarkWriter<'a> {
     pid: i32,
 }
 
-impl MarkWriter<'_> {
+impl<'a> MarkWriter<'a> {
+    /// The state whose mark this writer writes.
+    pub fn shared(&self) -> &'a SharedState {
+        self.shared
+    }
+
     /// Says what the writer does next, for the processes that wait for it.
     pub fn step(&self, step: WriteStep) {
         self.shared.mark.writer_step.store(step as u8, Relaxed);

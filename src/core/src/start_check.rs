@@ -25,6 +25,10 @@ pub struct Verdict {
     pub refused_layout: Option<Layout>,
     /// Lines for the server log.
     pub notes: Vec<String>,
+    /// An accepted change of layout after which new ids are not all above the old layout's:
+    /// (the first id the new layout can issue above the mark, the last the old one could have
+    /// issued under it). The shell says so in a WARNING; the change stands, as accepted.
+    pub accepted_below: Option<(i64, i64)>,
 }
 
 pub fn assess(found: &MarkRecord, facts: &Facts) -> Verdict {
@@ -50,10 +54,16 @@ pub fn assess(found: &MarkRecord, facts: &Facts) -> Verdict {
         Some(Ok(old)) if old != *facts.layout => {
             if facts.accepted_layout.trim() == old.describe() {
                 verdict.notes.push(format!(
-                    "pg_snowflake: the layout changed from {} to {}, accepted by snowflake.accept_layout_change. Ids of the two layouts do not compare; the next mark records the new layout.",
+                    "pg_snowflake: the layout changed from {} to {}, accepted by snowflake.accept_layout_change. The next mark records the new layout.",
                     old.describe(),
                     facts.layout.describe()
                 ));
+                let machine_id = facts.machine_id.unwrap_or(0);
+                let (first_new, last_old) =
+                    first_and_last(found.mark_unix_ms, &old, found.machine_id.unwrap_or(machine_id), facts.layout, machine_id);
+                if first_new <= last_old {
+                    verdict.accepted_below = Some((first_new, last_old));
+                }
             } else {
                 verdict.refused_layout = Some(old);
             }
@@ -64,6 +74,16 @@ pub fn assess(found: &MarkRecord, facts: &Facts) -> Verdict {
         _ => {}
     }
     verdict
+}
+
+/// Across a change of layout at the mark `mark_ms`: the smallest id the new layout issues above
+/// it, and the largest the old layout could have issued at or below it.
+fn first_and_last(mark_ms: i64, old: &Layout, old_machine: i64, new: &Layout, new_machine: i64) -> (i64, i64) {
+    let old_machine = old_machine.clamp(0, old.max_machine_id());
+    let last_old = old.compose(old.tick_of_mark(mark_ms), old_machine, old.max_sequence());
+    let first_tick = (new.tick_of_mark(mark_ms) + 1).min(new.max_tick());
+    let first_new = new.compose(first_tick, new_machine.clamp(0, new.max_machine_id()), 0);
+    (first_new, last_old)
 }
 
 #[cfg(test)]
