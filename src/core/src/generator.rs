@@ -202,7 +202,11 @@ impl Generator {
                     self.note_clock_behind(shared, host);
                 }
                 let waited_us = now_us - *clock_since_us.get_or_insert(now_us);
-                let limit_us = host.max_clock_wait_ms().saturating_mul(1000);
+                // Waiting out the mark after a restart is waiting out a lease (up to
+                // MAX_LEASE_MS after a crash), not a clock stepped back: that much comes on top.
+                let lease_us =
+                    if restarting(shared, last_tick, behind_ms) { lease::MAX_LEASE_MS as u64 * 1000 } else { 0 };
+                let limit_us = host.max_clock_wait_ms().saturating_mul(1000).saturating_add(lease_us);
                 if waited_us > limit_us {
                     *waited = true;
                     stats.clock_wait_timeouts.fetch_add(1, Relaxed);
@@ -250,7 +254,7 @@ impl Generator {
         let behind_ms = tick_start_ms - now_ms;
         if now_tick >= last_tick
             || tick_start_ms.saturating_mul(1000) - now_us <= CLOCK_SKEW_US
-            || (last_tick == shared.mark.restart_tick.load(Relaxed) && behind_ms <= lease::LEASE_MS)
+            || restarting(shared, last_tick, behind_ms)
         {
             return;
         }
@@ -268,6 +272,13 @@ impl Generator {
             host.clock_went_back(behind_ms);
         }
     }
+}
+
+/// Whether a clock `behind_ms` behind `last_tick` is a restart waiting out its mark: the tick is the
+/// one the server started above (or learnt from a replayed lease), and the mark lies no further
+/// ahead than a lease can reach (after a crash, the longest lease, [`lease::MAX_LEASE_MS`]).
+fn restarting(shared: &SharedState, last_tick: i64, behind_ms: i64) -> bool {
+    last_tick == shared.mark.restart_tick.load(Relaxed) && behind_ms <= lease::MAX_LEASE_MS
 }
 
 #[cfg(test)]

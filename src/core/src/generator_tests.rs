@@ -279,6 +279,24 @@ fn a_restart_continues_above_the_mark() {
 }
 
 #[test]
+fn a_restart_after_a_crash_under_a_long_lease_waits_it_out() {
+    // Slow mark writes made the lease 6 s long (up to MAX_LEASE_MS); a crash leaves that mark.
+    let g = generator(0, 1);
+    let mark_ms = EPOCH_2025 + 60_000;
+    let state = SharedState::starting_at(Some((60_000, mark_ms)), 12, 0);
+    let mut host = FakeHost::at(mark_ms - 6_000);
+    let id = g.next_id(&state, &mut host).expect("a restart waits out the lease, not max_clock_wait");
+    assert_eq!(g.layout().decode(id).unwrap().unix_ms, mark_ms + 1);
+    assert!((6_000..=6_020).contains(&host.slept_ms), "waited {} ms", host.slept_ms);
+    assert_eq!((state.stats().clock_rollbacks, host.warnings.len()), (0, 0), "a restart is no rollback");
+    // Beyond the longest lease it is a clock set back: refused after max_clock_wait.
+    let state = SharedState::starting_at(Some((60_000, mark_ms)), 12, 0);
+    let mut host = FakeHost::at(mark_ms - lease::MAX_LEASE_MS - 2_000);
+    assert!(matches!(g.next_id(&state, &mut host), Err(Error::ClockBehind { .. })));
+    assert_eq!(state.stats().clock_rollbacks, 1);
+}
+
+#[test]
 fn a_restart_with_the_clock_an_hour_back_refuses() {
     let g = generator(0, 1);
     let mark_ms = EPOCH_2025 + 7_200_000;
@@ -428,12 +446,21 @@ fn after_a_replayed_mark_ids_start_above_it_whatever_the_clock() {
     for &ms in &p.marks {
         standby.raise_to_mark(g.layout().tick_of_time(ms).unwrap(), ms, 12);
     }
-    let mut s = FakeHost::at(EPOCH_2025 + 100_000 - 2_000); // the standby's clock 2 s behind
+    // The standby's clock 12 s behind: more than any lease reaches, so a clock behind; refused.
+    let mut s = FakeHost::at(EPOCH_2025 + 100_000 - 12_000);
     s.max_wait_ms = 500;
     assert!(matches!(g.next_id(&standby, &mut s), Err(Error::ClockBehind { .. })));
-    s.advance_us(5_000_000);
+    s.advance_us(15_000_000);
     let first = g.next_id(&standby, &mut s).unwrap();
     assert!(first > last, "a promoted standby re-issued a primary's id");
+    // 2 s behind: within a lease, the call waits it out and issues above.
+    let standby = fresh();
+    for &ms in &p.marks {
+        standby.raise_to_mark(g.layout().tick_of_time(ms).unwrap(), ms, 12);
+    }
+    let mut s = FakeHost::at(EPOCH_2025 + 100_000 - 2_000);
+    s.max_wait_ms = 500;
+    assert!(g.next_id(&standby, &mut s).unwrap() > last);
 }
 
 /// The first tick after the epoch is a tick like any other: a fresh server (no mark on disk)
