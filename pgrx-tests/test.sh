@@ -90,6 +90,7 @@ fi
 # shellcheck disable=SC2086
 ensure_setup $VERSIONS
 new_scratch
+time_step "setup (installs)" 0
 
 # readme_pgrx_test N: the README's `cargo pgrx test` commands (the sh block under its comment
 # `<!-- test: cargo pgrx test ... -->`), for PostgreSQL N: one a line.
@@ -104,14 +105,19 @@ failed=0
 failed_units=()
 checks=skipped
 if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
+  t=$SECONDS
   if bash "$PROJECT_DIR/pgrx-tests/checks/checks.sh"; then checks=ok; else checks=FAILED; fi
+  time_step "checks (checks.sh)" "$t"
 fi
 for v in $VERSIONS; do
   use_pg "$v"
   if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
     say "PostgreSQL $v: clippy -D warnings"
+    t=$SECONDS
     (cd "$PROJECT_DIR" && cargo clippy -q --workspace --all-targets --no-default-features --features "pg$v pg_test" -- -D warnings) \
       || failed_units+=("clippy-pg$v")
+    time_step "pg$v clippy" "$t"
+    t=$SECONDS
     say "PostgreSQL $v: in-database tests (cargo pgrx test pg$v), as the README's quick start gives it"
     # The README's commands, run as written (for another major with its number in place of 15):
     # its first line as a normal user; as root (initdb refuses root) the other two, which run the
@@ -124,9 +130,12 @@ for v in $VERSIONS; do
     else
       (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[0]}" && bash -ec "${pgrx_test[0]}") || failed_units+=("pg$v")
     fi
+    time_step "pg$v pgrx_test" "$t"
   fi
 
+  t=$SECONDS
   install_extension fault_injection
+  time_step "pg$v build (fault_injection)" "$t"
   say "PostgreSQL $v: cluster scenarios (pgrx-tests/scenarios)"
   rm -f "$SCRATCH"/*.log
   for file in $(scenarios_for "$v" "${ONLY[@]}"); do
@@ -151,12 +160,14 @@ export PACKAGES_DIR="$PROJECT_DIR/target/packages"
 KIND=package
 for p in $PACKAGES; do
   say "PostgreSQL $p: packages (pgrx-tests/package.sh --pg $p) and their tests"
+  t=$SECONDS
   if ! bash "$PROJECT_DIR/pgrx-tests/package.sh" --pg "$p" >"$SCRATCH/package-$p.log" 2>&1; then
     tail -n 40 "$SCRATCH/package-$p.log"
     echo "pg$p package build FAILED"
     failed=$((failed + 1))
     continue
   fi
+  time_step "pg$p build (package)" "$t"
   tests=("$PROJECT_DIR/pgrx-tests/packaging/package_contents.sh" "$PROJECT_DIR/pgrx-tests/packaging/package_wrong_major.sh")
   [ "$p" = "$SYSTEM_PG_MAJOR" ] && tests+=("$PROJECT_DIR/pgrx-tests/packaging/package_debian_install.sh")
   for file in "${tests[@]}"; do
@@ -174,13 +185,17 @@ done
 bench=skipped
 if [ ${#ONLY[@]} -eq 0 ] && [ -z "$NO_BENCH" ]; then
   say "PostgreSQL $PG_MAJOR: the benchmark in quick mode (pgrx-tests/bench/bench.sh --quick)"
+  t=$SECONDS
   if bash "$PROJECT_DIR/pgrx-tests/bench/bench.sh" --quick --pg "$PG_MAJOR" >"$SCRATCH/bench.log" 2>&1; then
     bench=ok
   else
     bench=FAILED
     tail -n 40 "$SCRATCH/bench.log"
   fi
+  time_step "pg$PG_MAJOR bench (quick)" "$t"
 fi
+
+timing_table
 
 echo "PostgreSQL versions tested: $VERSIONS"
 echo "checks without PostgreSQL (pgrx-tests/checks/checks.sh): $checks"

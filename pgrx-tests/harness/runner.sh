@@ -17,7 +17,7 @@ run_sh_scenario() {
 # must hold each of its "-- log: " lines; a .sh scenario runs in bash, with this harness. KIND
 # (scenario, package) is printed on its line.
 run_scenario() {
-  local file=$1 name actual
+  local file=$1 name actual started=$SECONDS
   name=$(basename "${file%.*}")
   actual="$SCRATCH/$name.actual"
   remove_all_clusters
@@ -48,13 +48,14 @@ run_scenario() {
   if [ -n "$ACCEPT" ]; then
     cp "$actual" "$expected"
   fi
+  time_step "pg$PG_MAJOR $KIND $name" "$started"
   if diff -u "$expected" "$actual" >"$SCRATCH/$name.diff" 2>&1; then
-    printf 'pg%s %s %-40s ok\n' "$PG_MAJOR" "$KIND" "$name"
+    printf 'pg%s %s %-40s ok (%ss)\n' "$PG_MAJOR" "$KIND" "$name" "$((SECONDS - started))"
     # Figures that vary from run to run, reported but not compared (REPORT is set for .sh scenarios).
     [ -f "$SCRATCH/$name.report" ] && sed 's/^/    /' "$SCRATCH/$name.report"
     return 0
   fi
-  printf 'pg%s %s %-40s FAILED\n' "$PG_MAJOR" "$KIND" "$name"
+  printf 'pg%s %s %-40s FAILED (%ss)\n' "$PG_MAJOR" "$KIND" "$name" "$((SECONDS - started))"
   cat "$SCRATCH/$name.diff"
   for log in "$SCRATCH"/*.log; do
     grep -H -E 'PANIC|FATAL|ERROR|WARNING' "$log" | tail -n 20 || true
@@ -79,4 +80,20 @@ scenarios_for() {
     fi
     echo "$file"
   done
+}
+
+# Where a run's time goes: time_step LABEL STARTED records the seconds since STARTED (a $SECONDS
+# reading) under LABEL, in $SCRATCH/timings; timing_table prints them, the largest first, and the
+# total of each kind of step (the label's first word but one: clippy, pgrx_test, build, scenario...).
+time_step() {
+  [ -n "${SCRATCH:-}" ] && printf '%s\t%s\n' "$((SECONDS - $2))" "$1" >>"$SCRATCH/timings"
+  return 0
+}
+
+timing_table() {
+  [ -f "$SCRATCH/timings" ] || return 0
+  echo "where the time went (seconds; steps of 20 s or more, then totals by kind):"
+  sort -rn "$SCRATCH/timings" | awk -F'\t' '$1 >= 20 { printf "  %6d  %s\n", $1, $2 }'
+  awk -F'\t' '{ split($2, w, " "); k = (w[2] == "" ? w[1] : w[2]); t[k] += $1; n[k]++; all += $1 }
+    END { for (k in t) printf "  %6d  all %s (%d)\n", t[k], k, n[k]; printf "  %6d  in all\n", all }' "$SCRATCH/timings" | sort -rn
 }
