@@ -27,7 +27,7 @@ pub fn register() {
 
 #[cfg(not(feature = "pg14"))]
 mod imp {
-    use super::super::{mark_store, server_config, settings, shared_memory};
+    use super::super::{errors, mark_store, server_config, settings, shared_memory};
     use super::{RMGR_ID, RMGR_NAME};
     use pg_snowflake_core::calendar::format_utc;
     use pg_snowflake_core::lease_record::LeaseRecord;
@@ -69,7 +69,8 @@ mod imp {
             return None; // test builds only: the negative control of the failover scenarios
         }
         let machine_id = server_config::machine_id_or_unset();
-        let bytes = LeaseRecord { machine_id, mark_unix_ms }.encode();
+        let layout = server_config::layout().ok().map(|l| l.into());
+        let bytes = LeaseRecord { machine_id, mark_unix_ms, layout }.encode();
         // SAFETY: not in recovery (ids are refused there); the data outlives the insert.
         unsafe {
             pg_sys::XLogBeginInsert();
@@ -127,7 +128,12 @@ mod imp {
         let (Some(shared), Ok(layout)) = (shared_memory::shared(), server_config::layout()) else {
             return; // nothing can be issued with this configuration; the file is left as it is
         };
-        if let Some(ms) = lifecycle::replay(shared, layout, &lease) {
+        let refused_before = shared.refused.layout().is_some();
+        let raised = lifecycle::replay(shared, layout, &lease);
+        if let (false, Some(old)) = (refused_before, shared.refused.layout()) {
+            errors::warn_at_start(&pg_snowflake_core::Error::LayoutChanged { old, new: *layout });
+        }
+        if let Some(ms) = raised {
             if let Err(e) = mark_store::write(shared, ms) {
                 // Shared memory has the mark; a restart before the next record would start from
                 // the older file. Say so loudly.

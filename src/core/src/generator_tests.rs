@@ -421,8 +421,8 @@ fn a_wall_clock_jump_past_the_guard_is_refused_and_elapsed_time_is_not() {
 #[test]
 fn a_layout_changed_since_the_mark_issues_nothing() {
     let g = generator(0, 1);
-    let mut state = fresh();
-    state.refused_layout = Some(seed_layout(1));
+    let state = fresh();
+    state.refused.set(Some(&seed_layout(1)));
     let mut host = FakeHost::at(EPOCH_2025 + 5_000);
     match g.next_id(&state, &mut host) {
         Err(Error::LayoutChanged { old, new }) => assert_eq!((old, new), (seed_layout(1), seed_layout(0))),

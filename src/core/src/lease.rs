@@ -49,7 +49,7 @@ pub fn cover<H: MarkStore + Processes + Events + Clock + Limits>(
     if mark.unreadable.load(Relaxed) {
         return Err(Error::MarkUnreadable);
     }
-    if let Some(old) = shared.refused_layout {
+    if let Some(old) = shared.refused.layout() {
         return Err(Error::LayoutChanged { old, new: *layout });
     }
     let me = host.this_process();
@@ -105,13 +105,20 @@ fn check_jump(shared: &SharedState, now_ms: i64, mono_us: i64, limit_ms: u64) ->
 /// The mark to leave on disk when the server stops cleanly, if it should change: the start of the
 /// last tick issued on. Every process that could issue an id is gone by then, so nothing can be
 /// above it, and the next start need not wait out the rest of the lease (up to [`LEASE_MS`]) before
-/// its first id. `None`: nothing to lower (no id issued, or the mark is already that low) or the
+/// its first id. `None`: nothing to lower (no id issued since start, or the mark is already that low) or the
 /// mark could not be read at start (then the file is left as it is).
 pub fn final_mark(shared: &SharedState, layout: &Layout) -> Option<i64> {
     if shared.mark.unreadable.load(Relaxed) {
         return None;
     }
-    let last_ms = shared.last_issued_ms(layout)?;
+    // Nothing issued since start (the state word is still the mark's tick used up): the file
+    // already holds the mark as the last stop left it. Lowering it to the start of that tick
+    // would, across an accepted change of layout, lower it below ids of the other layout.
+    let last_tick = shared.last_tick(layout.sequence_bits())?;
+    if last_tick <= shared.mark.restart_tick.load(Relaxed) {
+        return None;
+    }
+    let last_ms = layout.tick_start_ms(last_tick)?;
     (last_ms < shared.mark.unix_ms.load(Relaxed)).then_some(last_ms)
 }
 

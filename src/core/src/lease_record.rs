@@ -1,13 +1,18 @@
 //! The lease as a WAL record: a primary logs each new high-water mark, and a server that replays
 //! its WAL (a standby, a restored backup, crash recovery) learns the mark from it. The bytes are
-//! fixed: a magic word, a format version, the writer's machine id and the mark.
+//! fixed: a magic word, a format version, the writer's machine id and the mark, and since version
+//! 2 the writer's layout, so that a standby configured with another layout than its primary's
+//! refuses to issue ids after a promotion instead of issuing ids that do not compare with its
+//! primary's.
 
 use crate::calendar::format_utc;
+use crate::mark_file::LayoutRecord;
 
 const MAGIC: [u8; 4] = *b"SFLK";
-const VERSION: u8 = 1;
-/// The size of a record's data.
-pub const LEN: usize = 24;
+const VERSION: u8 = 2;
+/// The size of a record's data (version 2); version 1 records had the first [`LEN_V1`] bytes.
+pub const LEN: usize = 40;
+pub const LEN_V1: usize = 24;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeaseRecord {
@@ -15,37 +20,58 @@ pub struct LeaseRecord {
     pub machine_id: i64,
     /// The mark: no id of that server carries a time above this (ms since 1970).
     pub mark_unix_ms: i64,
+    /// The layout the writer issued its ids under (`None` in a version 1 record).
+    pub layout: Option<LayoutRecord>,
 }
 
 impl LeaseRecord {
+    /// The record's bytes (version 2; a record without a layout writes zeroes there).
     pub fn encode(&self) -> [u8; LEN] {
         let mut bytes = [0_u8; LEN];
         bytes[..4].copy_from_slice(&MAGIC);
         bytes[4] = VERSION;
         bytes[8..16].copy_from_slice(&self.machine_id.to_le_bytes());
         bytes[16..24].copy_from_slice(&self.mark_unix_ms.to_le_bytes());
+        if let Some(l) = self.layout {
+            bytes[5] = l.machine_bits as u8;
+            bytes[6] = l.sequence_bits as u8;
+            bytes[24..32].copy_from_slice(&l.epoch_ms.to_le_bytes());
+            bytes[32..40].copy_from_slice(&l.time_unit_ms.to_le_bytes());
+        }
         bytes
     }
 
     /// The record in `bytes`, or why they are not one.
     pub fn decode(bytes: &[u8]) -> Result<LeaseRecord, String> {
-        if bytes.len() != LEN || bytes[..4] != MAGIC {
+        if bytes.len() < LEN_V1 || bytes[..4] != MAGIC {
             return Err(format!("not a pg_snowflake lease record ({} bytes)", bytes.len()));
         }
-        if bytes[4] != VERSION {
-            return Err(format!(
-                "a lease record of version {}, newer than this pg_snowflake reads ({VERSION})",
-                bytes[4]
-            ));
-        }
         let word = |at: usize| i64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-        Ok(LeaseRecord { machine_id: word(8), mark_unix_ms: word(16) })
+        let layout = match (bytes[4], bytes.len()) {
+            (1, LEN_V1) => None,
+            (2, LEN) => (word(32) != 0).then(|| LayoutRecord {
+                epoch_ms: word(24),
+                time_unit_ms: word(32),
+                machine_bits: bytes[5] as u32,
+                sequence_bits: bytes[6] as u32,
+            }),
+            (1 | 2, n) => return Err(format!("a lease record of version {} with {n} bytes", bytes[4])),
+            (v, _) => {
+                return Err(format!("a lease record of version {v}, newer than this pg_snowflake reads ({VERSION})"))
+            }
+        };
+        Ok(LeaseRecord { machine_id: word(8), mark_unix_ms: word(16), layout })
     }
 
     /// How `pg_walinspect` and the server log show the record.
     pub fn describe(&self) -> String {
+        let layout = match self.layout.map(|r| r.layout()) {
+            Some(Ok(l)) => format!(", layout {}", l.describe()),
+            Some(Err(_)) => ", an invalid layout".into(),
+            None => String::new(),
+        };
         format!(
-            "mark {} ({} ms since 1970), machine id {}",
+            "mark {} ({} ms since 1970), machine id {}{layout}",
             format_utc(self.mark_unix_ms),
             self.mark_unix_ms,
             self.machine_id
@@ -57,22 +83,36 @@ impl LeaseRecord {
 mod tests {
     use super::*;
 
+    use crate::layout::Layout;
+
     #[test]
     fn a_record_round_trips_and_describes_itself() {
-        let r = LeaseRecord { machine_id: 7, mark_unix_ms: 1_764_000_000_123 };
+        let r = LeaseRecord { machine_id: 7, mark_unix_ms: 1_764_000_000_123, layout: None };
         assert_eq!(LeaseRecord::decode(&r.encode()), Ok(r));
         assert_eq!(r.describe(), "mark 2025-11-24 16:00:00.123+00 (1764000000123 ms since 1970), machine id 7");
+        let l = Layout::new(1_735_689_600_000, 10, 8, 14).unwrap();
+        let r = LeaseRecord { layout: Some((&l).into()), ..r };
+        assert_eq!(LeaseRecord::decode(&r.encode()), Ok(r));
+        assert!(r.describe().ends_with(&format!("machine id 7, layout {}", l.describe())), "{}", r.describe());
+    }
+
+    #[test]
+    fn version_1_records_are_still_read() {
+        let v2 = LeaseRecord { machine_id: 3, mark_unix_ms: 99, layout: None }.encode();
+        let mut v1 = v2[..LEN_V1].to_vec();
+        v1[4] = 1;
+        assert_eq!(LeaseRecord::decode(&v1), Ok(LeaseRecord { machine_id: 3, mark_unix_ms: 99, layout: None }));
     }
 
     #[test]
     fn other_bytes_are_refused() {
-        let good = LeaseRecord { machine_id: -1, mark_unix_ms: 5 }.encode();
+        let good = LeaseRecord { machine_id: -1, mark_unix_ms: 5, layout: None }.encode();
         assert!(LeaseRecord::decode(&good[..LEN - 1]).is_err());
         let mut other = good;
         other[0] = b'X';
         assert!(LeaseRecord::decode(&other).is_err());
         let mut newer = good;
-        newer[4] = 2;
-        assert!(LeaseRecord::decode(&newer).unwrap_err().contains("version 2"));
+        newer[4] = 3;
+        assert!(LeaseRecord::decode(&newer).unwrap_err().contains("version 3"));
     }
 }

@@ -37,6 +37,9 @@ pub mod layout;
 pub mod lease;
 pub mod lease_record;
 pub mod lifecycle;
+/// The lifecycle simulation (tests only): servers' whole lives over the real core, seeded.
+#[cfg(test)]
+mod lifecycle_sim;
 pub mod mark_file;
 pub mod mark_writer;
 pub mod partition;

@@ -18,6 +18,32 @@ use crate::start_check::{self, Facts};
 use crate::state::SharedState;
 use std::sync::atomic::Ordering::Relaxed;
 
+/// A mechanism of this file switched off, for the lifecycle simulation's negative controls (in
+/// tests only, one thread at a time; production builds never switch anything off).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Off {
+    /// The bug of issue 31: while a change is refused, the clean stop lowers the mark and every
+    /// mark written is stamped with the new layout, so the next start accepts it unasked.
+    RefusalKept,
+    /// A replayed lease's layout is not compared with this server's.
+    ReplayedLayout,
+}
+
+#[cfg(test)]
+thread_local! {
+    pub(crate) static OFF: std::cell::Cell<Option<Off>> = const { std::cell::Cell::new(None) };
+}
+
+#[cfg(test)]
+fn off(what: Off) -> bool {
+    OFF.with(|o| o.get() == Some(what))
+}
+#[cfg(not(test))]
+#[inline(always)]
+fn off(_: Off) -> bool {
+    false
+}
+
 /// What a start found and decided.
 pub struct Started {
     pub shared: SharedState,
@@ -51,7 +77,7 @@ pub fn start(found: Result<Option<MarkRecord>, String>, facts: &Facts, now_ms: i
             started.accepted_below = verdict.accepted_below;
             if let Some(old) = verdict.refused_layout {
                 started.refused = Some(Error::LayoutChanged { old, new: *layout });
-                started.shared.refused_layout = Some(old);
+                started.shared.refused.set(Some(&old));
             }
         }
         // The shell says why, naming the file.
@@ -66,22 +92,32 @@ pub fn start(found: Result<Option<MarkRecord>, String>, facts: &Facts, now_ms: i
 /// The layout a mark written now is stamped with: the server's, or while a change of layout is
 /// refused the old one, so that the refusal holds at the next start.
 pub fn stamp(shared: &SharedState, layout: &Layout) -> Layout {
-    shared.refused_layout.unwrap_or(*layout)
+    if off(Off::RefusalKept) {
+        return *layout;
+    }
+    shared.refused.layout().unwrap_or(*layout)
 }
 
 /// The mark to leave on disk at a clean stop, if it should change (see [`lease::final_mark`]).
 /// None while a layout change is refused: the state word then holds the mark in the new layout's
 /// ticks, not a last issued id, and the file must keep the mark as the old layout left it.
 pub fn at_clean_stop(shared: &SharedState, layout: &Layout) -> Option<i64> {
-    if shared.refused_layout.is_some() {
+    if shared.refused.layout().is_some() && !off(Off::RefusalKept) {
         return None;
     }
     lease::final_mark(shared, layout)
 }
 
 /// A lease record replayed from the WAL: the mark rises (never falls); returns the mark to make
-/// durable at once, if it rose.
+/// durable at once, if it rose. The latest layout on record decides: a record written under
+/// another layout than this server's refuses generation (a promoted standby would issue ids that
+/// do not compare with its primary's), and the mark made durable records that layout, so that a
+/// change is accepted only at a start, by `snowflake.accept_layout_change` naming it, as any
+/// other; a record of this server's layout lifts a refusal (its primary changed to it).
 pub fn replay(shared: &SharedState, layout: &Layout, lease: &LeaseRecord) -> Option<i64> {
+    if let Some(Ok(theirs)) = lease.layout.map(|r| r.layout()).filter(|_| !off(Off::ReplayedLayout)) {
+        shared.refused.set((theirs != *layout).then_some(&theirs));
+    }
     let ms = lease.mark_unix_ms;
     shared.raise_to_mark(layout.tick_of_mark(ms), ms, layout.sequence_bits()).then_some(ms)
 }
@@ -118,7 +154,21 @@ mod tests {
         let a = start(found(&old, EPOCH_2025 + 123_456), &facts(&new, &text), EPOCH_2025 + 200_000);
         assert!(a.refused.is_none());
         assert_eq!(stamp(&a.shared, &new), new);
-        assert!(at_clean_stop(&a.shared, &new).is_some());
+        assert_eq!(at_clean_stop(&a.shared, &new), None, "nothing issued since start: nothing to lower");
+    }
+
+    #[test]
+    fn a_clean_stop_with_nothing_issued_since_start_leaves_the_mark_as_it_was() {
+        // Accepted 1 ms -> 10 ms ticks, stopped before any id: lowering the mark to the start of
+        // its 10 ms tick would let the 1 ms layout, accepted back, issue again up to 9 ms of ids.
+        let fine = Layout::new(EPOCH_2025, 1, 10, 12).unwrap();
+        let coarse = Layout::new(EPOCH_2025, 10, 10, 12).unwrap();
+        let mark = EPOCH_2025 + 123_457;
+        let text = fine.describe();
+        let s = start(found(&fine, mark), &facts(&coarse, &text), mark + 50);
+        assert_eq!(at_clean_stop(&s.shared, &coarse), None);
+        let s = start(found(&fine, mark), &facts(&fine, ""), mark + 50);
+        assert_eq!(at_clean_stop(&s.shared, &fine), None, "nothing issued: nothing to lower");
     }
 
     #[test]
@@ -132,6 +182,28 @@ mod tests {
         let finer_sequence = Layout::new(EPOCH_2025, 1, 8, 14).unwrap();
         let s = start(found(&old, EPOCH_2025 + 5_000_000), &facts(&finer_sequence, &text), EPOCH_2025 + 5_000_000);
         assert_eq!(s.accepted_below, None, "the same timestamp field: new ids continue above");
+    }
+
+    #[test]
+    fn a_lease_replayed_from_a_primary_of_another_layout_refuses_until_accepted() {
+        let mine = Layout::new(EPOCH_2025, 1, 10, 12).unwrap();
+        let theirs = Layout::new(EPOCH_2025, 10, 10, 12).unwrap();
+        let record = LeaseRecord { machine_id: 1, mark_unix_ms: EPOCH_2025 + 9_000, layout: Some((&theirs).into()) };
+        let s = start(Ok(None), &facts(&mine, ""), EPOCH_2025);
+        assert_eq!(replay(&s.shared, &mine, &record), Some(EPOCH_2025 + 9_000), "the mark still rises");
+        assert_eq!(s.shared.refused.layout(), Some(theirs));
+        assert_eq!(stamp(&s.shared, &mine), theirs, "its file records the layout the ids were issued under");
+        let v1 = LeaseRecord { layout: None, ..record };
+        replay(&s.shared, &mine, &v1);
+        assert_eq!(s.shared.refused.layout(), Some(theirs), "a record that does not say changes nothing");
+        let same = LeaseRecord { layout: Some((&mine).into()), ..record };
+        replay(&s.shared, &mine, &same);
+        assert_eq!(s.shared.refused.layout(), None, "its primary now writes under this server's layout");
+        // Accepted at the next start, as any change: the file records the primary's layout.
+        let text = theirs.describe();
+        let file = found(&theirs, EPOCH_2025 + 9_000);
+        assert!(start(file.clone(), &facts(&mine, ""), EPOCH_2025).refused.is_some());
+        assert!(start(file, &facts(&mine, &text), EPOCH_2025).refused.is_none());
     }
 
     #[test]

@@ -84,7 +84,7 @@ pub fn read(dir: &Path) -> Result<Option<MarkRecord>, String> {
     parse(&text).map(Some)
 }
 
-fn parse(text: &str) -> Result<MarkRecord, String> {
+pub(crate) fn parse(text: &str) -> Result<MarkRecord, String> {
     if text.starts_with(HEADER_V1) {
         let mut lines = text.lines().skip(1);
         return match (lines.next().map(str::parse::<i64>), lines.next()) {
@@ -113,7 +113,7 @@ fn parse(text: &str) -> Result<MarkRecord, String> {
     })
 }
 
-fn render(mark_unix_ms: i64, machine_id: i64, layout: &Layout, system_identifier: u64) -> String {
+pub(crate) fn render(mark_unix_ms: i64, machine_id: i64, layout: &Layout, system_identifier: u64) -> String {
     let file = FileV2 {
         format: FORMAT.into(),
         version: VERSION,

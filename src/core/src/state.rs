@@ -5,8 +5,8 @@
 
 use crate::layout::Layout;
 use std::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicU8, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed,
-    Ordering::Release,
+    AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering::AcqRel, Ordering::Acquire,
+    Ordering::Relaxed, Ordering::Release,
 };
 
 /// Written on every id.
@@ -88,9 +88,60 @@ pub struct SharedState {
     pub hot: Hot,
     pub mark: Mark,
     pub stats: Stats,
-    /// The layout the mark on disk was written under, when it differs from the server's and the
-    /// change was not accepted (see `start_check`): nothing may be issued. Set once at start.
-    pub refused_layout: Option<Layout>,
+    /// A change of layout that was not accepted: nothing may be issued (see [`RefusedLayout`]).
+    pub refused: RefusedLayout,
+}
+
+/// The layout the ids on record were issued under, when this server's differs and the change was
+/// not accepted: the mark on disk at start (`start_check`), then each lease replayed from the WAL
+/// (`lifecycle::replay`: the latest layout on record decides). Written by one process at a time
+/// (the postmaster at start, the startup process in recovery) and read by any, through a sequence
+/// counter that is odd while the fields change: a reader retries until it reads them unchanged.
+#[repr(C)]
+#[derive(Default)]
+pub struct RefusedLayout {
+    seq: AtomicU32,
+    set: AtomicBool,
+    epoch_ms: AtomicI64,
+    tick_ms: AtomicI64,
+    /// machine_bits << 8 | sequence_bits.
+    bits: AtomicU32,
+}
+
+impl RefusedLayout {
+    /// The refused change's old layout, if a change is refused.
+    pub fn layout(&self) -> Option<Layout> {
+        loop {
+            let before = self.seq.load(Acquire);
+            if before % 2 == 1 {
+                std::hint::spin_loop();
+                continue;
+            }
+            let (set, epoch_ms, tick_ms, bits) = (
+                self.set.load(Acquire),
+                self.epoch_ms.load(Acquire),
+                self.tick_ms.load(Acquire),
+                self.bits.load(Acquire),
+            );
+            if self.seq.load(Acquire) == before {
+                return set.then(|| Layout::new(epoch_ms, tick_ms, bits >> 8, bits & 0xff).ok()).flatten();
+            }
+        }
+    }
+
+    /// Refuses generation because the ids on record were issued under `old`, or (`None`) lifts
+    /// the refusal: the latest record is of this server's layout, or accepted.
+    pub fn set(&self, old: Option<&Layout>) {
+        let seq = self.seq.load(Relaxed);
+        self.seq.store(seq.wrapping_add(1), Release);
+        if let Some(old) = old {
+            self.epoch_ms.store(old.epoch_ms(), Release);
+            self.tick_ms.store(old.tick_ms(), Release);
+            self.bits.store(old.machine_bits() << 8 | old.sequence_bits(), Release);
+        }
+        self.set.store(old.is_some(), Release);
+        self.seq.store(seq.wrapping_add(2), Release);
+    }
 }
 
 /// A copy of the counters, for `snowflake_stats()`.
@@ -141,7 +192,7 @@ impl SharedState {
                 reset_unix_ms: AtomicI64::new(now_unix_ms),
                 ..Stats::default()
             },
-            refused_layout: None,
+            refused: RefusedLayout::default(),
         }
     }
 

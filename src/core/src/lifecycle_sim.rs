@@ -1,0 +1,777 @@
+//! The lifecycle simulation (tests only): servers' whole lives, seeded and deterministic, driving
+//! the real core (`lifecycle`, `start_check`, `lease`, `generator`, `mark_file`, `lease_record`,
+//! `mark_writer`) through a simulated host: a clock per server, a data directory (the mark file as
+//! its bytes, the WAL's lease records, the last checkpoint) and faults. Random steps: ids issued by
+//! several backends, the lease worker, time passing, clocks stepped back and forward, clean stops,
+//! crashes (also at each step of a mark write), a backend that exits with FATAL while writing,
+//! settings changed while a server is down (machine id, each layout field, the acceptance), mark
+//! writes failing (ENOSPC, EIO), checkpoints, a standby replaying its primary's leases, failover
+//! with promotion, `pg_rewind` of the old primary, and a copied data directory run as a primary.
+//!
+//! The invariant, over the whole history: on each line of history (a server, and the servers that
+//! continue it: a promoted standby, a copy), every id of a layout is above every id of that layout
+//! issued before; an id of another layout than the last one issued needs a change accepted by
+//! `snowflake.accept_layout_change`, and is above every id of the old layout unless that
+//! acceptance said it could not be; and no call waits longer than its bounds.
+//!
+//! `cargo test -p pg_snowflake_core lifecycle_sim` runs `SIM_RUNS` histories (default 200) of
+//! `SIM_STEPS` steps (default 1,000) from seed `SIM_SEED` (default 1) on. A failure prints its
+//! seed, the step, the broken promise and the shortest history found that still breaks it.
+
+use crate::error::Error;
+use crate::generator::Generator;
+use crate::host::{Clock, Events, Limits, MarkStore, Processes, Waiter};
+use crate::layout::Layout;
+use crate::lease::{self, MAX_LEASE_MS};
+use crate::lease_record::LeaseRecord;
+use crate::lifecycle;
+use crate::mark_file::{self, MarkRecord};
+use crate::mark_writer::{MarkWriter, WriteStep};
+use crate::start_check::Facts;
+use crate::state::SharedState;
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering::Relaxed;
+
+const EPOCH: i64 = 1_735_689_600_000; // 2025-01-01
+const DAY_MS: i64 = 86_400_000;
+const NODES: usize = 3;
+const MAX_CLOCK_WAIT_MS: u64 = 1_000;
+const MAX_MARK_WAIT_MS: u64 = 5_000;
+
+/// The layouts a server can be set to: the default, then each field changed in turn.
+fn layout(i: u8) -> Layout {
+    let (epoch, unit, machine, sequence) = match i {
+        0 => (EPOCH, 1, 10, 12),
+        1 => (EPOCH, 10, 10, 12),              // snowflake.time_unit
+        2 => (EPOCH + 30 * DAY_MS, 1, 10, 12), // snowflake.epoch
+        3 => (EPOCH, 1, 8, 14),                // machine_bits (and sequence_bits)
+        _ => (EPOCH, 1, 12, 10),               // sequence_bits (and machine_bits)
+    };
+    Layout::new(epoch, unit, machine, sequence).expect("a valid layout")
+}
+const LAYOUTS: u8 = 5;
+
+/// splitmix64: small, fast and the same everywhere.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    Issue {
+        node: usize,
+        backend: u8,
+        count: u16,
+    },
+    Worker {
+        node: usize,
+    },
+    Pause {
+        ms: u32,
+    },
+    SetClock {
+        node: usize,
+        ms: i64,
+    },
+    SlowWrites {
+        node: usize,
+        ms: u32,
+    },
+    CleanStop {
+        node: usize,
+    },
+    Crash {
+        node: usize,
+    },
+    /// The next mark write crashes the server at this step (0: flag taken ... 4: renamed).
+    CrashInWrite {
+        node: usize,
+        at: u8,
+    },
+    /// The next mark write's backend exits with FATAL at this step, its flag left held.
+    DieInWrite {
+        node: usize,
+        at: u8,
+    },
+    Start {
+        node: usize,
+    },
+    SetMachineId {
+        node: usize,
+        which: u8,
+    },
+    SetLayout {
+        node: usize,
+        which: u8,
+    },
+    /// snowflake.accept_layout_change set to the layout the server's mark file records, as the
+    /// refusal names it.
+    Accept {
+        node: usize,
+    },
+    ClearAccept {
+        node: usize,
+    },
+    FailWrites {
+        node: usize,
+        errno: Option<i32>,
+    },
+    Checkpoint {
+        node: usize,
+    },
+    Replay {
+        node: usize,
+    },
+    Promote {
+        node: usize,
+    },
+    Rewind {
+        node: usize,
+    },
+    CopyDataDir {
+        from: usize,
+        to: usize,
+    },
+}
+
+#[derive(Clone, Default)]
+struct Disk {
+    file: Option<String>,
+    wal: Vec<[u8; crate::lease_record::LEN]>,
+    /// Where crash recovery replays from: the WAL after the last checkpoint.
+    redo_from: usize,
+    system_identifier: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Role {
+    Primary,
+    Standby {
+        of: usize,
+        replayed: usize,
+    },
+    /// An old primary after a failover: it must be rewound before it runs again.
+    Deposed,
+}
+
+/// One line of history: the largest id issued of each layout, the layout issued last, and the
+/// changes of layout accepted at a start (from, to, whether the start said new ids go below).
+#[derive(Clone, Default)]
+struct Lineage {
+    floor: [i64; LAYOUTS as usize],
+    last_layout: Option<u8>,
+    accepted: Vec<(u8, u8, bool)>,
+}
+
+struct Node {
+    disk: Disk,
+    machine_id: i64,
+    layout: u8,
+    accept: String,
+    role: Role,
+    running: Option<Box<SharedState>>,
+    lineage: usize,
+    offset_ms: i64,
+    write_ms: u32,
+    fail_errno: Option<i32>,
+    crash_at: Option<u8>,
+    die_at: Option<u8>,
+    /// Process ids: each start gives its backends new ones; the ones that exited are gone.
+    pid_base: i32,
+    dead: Vec<i32>,
+}
+
+struct World {
+    now_us: i64,
+    nodes: Vec<Node>,
+    lineages: Vec<Lineage>,
+    /// Steps done, ids issued, calls refused: for the report.
+    ids: u64,
+    refusals: u64,
+}
+
+/// What a mark write did to the process that ran it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Lives,
+    ServerCrashed,
+    BackendDied,
+}
+
+/// The simulated world as one process of one server sees it.
+struct SimHost<'a> {
+    now_us: &'a mut i64,
+    node: &'a mut Node,
+    pid: i32,
+    layout: Layout,
+    fate: Fate,
+}
+
+impl Clock for SimHost<'_> {
+    fn now_ms(&mut self) -> i64 {
+        self.now_us().div_euclid(1000)
+    }
+    fn now_us(&mut self) -> i64 {
+        *self.now_us + self.node.offset_ms * 1000
+    }
+    fn monotonic_us(&mut self) -> u64 {
+        *self.now_us as u64
+    }
+}
+
+impl Waiter for SimHost<'_> {
+    fn spin(&mut self) {
+        *self.now_us += 50;
+    }
+    fn sleep_ms(&mut self, ms: u64) {
+        *self.now_us += ms as i64 * 1000;
+    }
+}
+
+impl SimHost<'_> {
+    /// The write stops here if a fault says so.
+    fn ends_at(&mut self, step: u8) -> bool {
+        if self.node.crash_at == Some(step) {
+            self.node.crash_at = None;
+            self.fate = Fate::ServerCrashed;
+        } else if self.node.die_at == Some(step) {
+            self.node.die_at = None;
+            self.fate = Fate::BackendDied;
+        }
+        self.fate != Fate::Lives
+    }
+}
+
+impl MarkStore for SimHost<'_> {
+    /// As the shell does it: the WAL record inserted and flushed, then the file replaced.
+    fn persist_mark(&mut self, unix_ms: i64, writer: &MarkWriter) -> Result<(), Error> {
+        let ended = || Error::MarkWrite { reason: "the process ended".into(), os_error: None };
+        if self.ends_at(0) {
+            return Err(ended());
+        }
+        writer.step(WriteStep::WalInsert);
+        let record = LeaseRecord {
+            machine_id: self.node.machine_id,
+            mark_unix_ms: unix_ms,
+            layout: Some((&self.layout).into()),
+        }
+        .encode();
+        if self.ends_at(1) {
+            return Err(ended()); // inserted, not flushed: lost
+        }
+        writer.step(WriteStep::WalFlush);
+        self.node.disk.wal.push(record);
+        *self.now_us += self.node.write_ms as i64 * 1000;
+        if self.ends_at(2) {
+            return Err(ended());
+        }
+        writer.step(WriteStep::FileWrite);
+        if let Some(errno) = self.node.fail_errno {
+            return Err(Error::MarkWrite { reason: format!("os error {errno}"), os_error: Some(errno) });
+        }
+        let stamped = lifecycle::stamp(writer.shared(), &self.layout);
+        let text = mark_file::render(unix_ms, self.node.machine_id, &stamped, self.node.disk.system_identifier);
+        if self.ends_at(3) {
+            return Err(ended()); // the temporary file only
+        }
+        writer.step(WriteStep::FileRename);
+        self.node.disk.file = Some(text);
+        if self.ends_at(4) {
+            return Err(ended());
+        }
+        writer.step(WriteStep::Publish);
+        Ok(())
+    }
+}
+
+impl Processes for SimHost<'_> {
+    fn this_process(&mut self) -> i32 {
+        self.pid
+    }
+    fn process_exists(&mut self, pid: i32) -> bool {
+        !self.node.dead.contains(&pid)
+    }
+}
+
+impl Events for SimHost<'_> {
+    fn clock_went_back(&mut self, _: i64) {}
+}
+
+impl Limits for SimHost<'_> {
+    fn max_clock_wait_ms(&mut self) -> u64 {
+        MAX_CLOCK_WAIT_MS
+    }
+    fn max_clock_jump_ms(&mut self) -> u64 {
+        0
+    }
+    fn max_mark_wait_ms(&mut self) -> u64 {
+        MAX_MARK_WAIT_MS
+    }
+}
+
+/// The longest a call may take: a clock behind (max_clock_wait, plus a lease after a restart),
+/// a tick, the mark writes (max_mark_wait, and the last write that began before it ran out).
+fn call_bound_us(node: &Node) -> i64 {
+    let tick = layout(node.layout).tick_ms();
+    (MAX_CLOCK_WAIT_MS as i64 + MAX_LEASE_MS + tick + MAX_MARK_WAIT_MS as i64 + 2 * node.write_ms as i64 + 100) * 1000
+}
+
+impl World {
+    fn new() -> World {
+        let node = |i: usize| Node {
+            disk: Disk { system_identifier: if i == 2 { 2 } else { 1 }, ..Disk::default() },
+            machine_id: 2 * i as i64 + 1,
+            layout: 0,
+            accept: String::new(),
+            role: match i {
+                1 => Role::Standby { of: 0, replayed: 0 },
+                _ => Role::Primary,
+            },
+            running: None,
+            lineage: if i == 2 { 1 } else { 0 },
+            offset_ms: 0,
+            write_ms: 0,
+            fail_errno: None,
+            crash_at: None,
+            die_at: None,
+            pid_base: 1000 * (i as i32 + 1),
+            dead: vec![],
+        };
+        let mut w = World {
+            now_us: (EPOCH + 400 * DAY_MS) * 1000,
+            nodes: (0..NODES).map(node).collect(),
+            lineages: vec![Lineage::default(), Lineage::default()],
+            ids: 0,
+            refusals: 0,
+        };
+        w.start(0);
+        w.start(1);
+        w
+    }
+
+    fn now_ms(&self, node: usize) -> i64 {
+        (self.now_us / 1000) + self.nodes[node].offset_ms
+    }
+
+    /// A server starts: its shared state from the mark on disk (the real `lifecycle::start`), then
+    /// crash recovery replays the WAL after the last checkpoint.
+    fn start(&mut self, i: usize) {
+        if self.nodes[i].running.is_some() || self.nodes[i].role == Role::Deposed {
+            return;
+        }
+        let now_ms = self.now_ms(i);
+        let n = &mut self.nodes[i];
+        let l = layout(n.layout);
+        let found: Result<Option<MarkRecord>, String> = n.disk.file.as_deref().map(mark_file::parse).transpose();
+        let facts = Facts {
+            layout: &l,
+            machine_id: Some(n.machine_id),
+            system_identifier: n.disk.system_identifier,
+            accepted_layout: &n.accept,
+        };
+        let recorded = found.as_ref().ok().and_then(|f| f.as_ref()).and_then(|r| r.layout);
+        let started = lifecycle::start(found, &facts, now_ms);
+        let shared = Box::new(started.shared);
+        for k in n.disk.redo_from..n.disk.wal.len() {
+            let record = LeaseRecord::decode(&n.disk.wal[k]).expect("a record the simulation wrote");
+            replay_into(n, &shared, &l, &record);
+        }
+        n.disk.redo_from = n.disk.wal.len();
+        // An accepted change, as the operator made it: from the layout the refusal named (the
+        // one the file records) to this server's.
+        if let Some(from) = (0..LAYOUTS).find(|&i| recorded == Some((&layout(i)).into())) {
+            if from != n.layout && started.refused.is_none() && n.accept == layout(from).describe() {
+                self.lineages[n.lineage].accepted.push((from, n.layout, started.accepted_below.is_some()));
+            }
+        }
+        n.pid_base += 100;
+        n.running = Some(shared);
+    }
+
+    fn stop(&mut self, i: usize, clean: bool) {
+        let n = &mut self.nodes[i];
+        let Some(shared) = n.running.take() else { return };
+        if clean {
+            let l = layout(n.layout);
+            if let Some(ms) = lifecycle::at_clean_stop(&shared, &l) {
+                let stamped = lifecycle::stamp(&shared, &l);
+                n.disk.file = Some(mark_file::render(ms, n.machine_id, &stamped, n.disk.system_identifier));
+            }
+            n.disk.redo_from = n.disk.wal.len(); // the shutdown checkpoint
+        }
+        n.dead.clear();
+    }
+
+    /// One call of a backend; `Err` when a promise broke.
+    fn issue(&mut self, i: usize, backend: u8) -> Result<Fate, String> {
+        let now_us = &mut self.now_us;
+        let n = &mut self.nodes[i];
+        if n.role != Role::Primary {
+            return Ok(Fate::Lives); // a standby refuses
+        }
+        let Some(shared) = n.running.take() else { return Ok(Fate::Lives) };
+        let l = layout(n.layout);
+        let generator = Generator::new(l, n.machine_id).expect("machine ids fit every layout");
+        let pid = n.pid_base + backend as i32;
+        let started_us = *now_us;
+        let bound_us = call_bound_us(n);
+        let mut host = SimHost { now_us, node: n, pid, layout: l, fate: Fate::Lives };
+        let result = generator.next_id(&shared, &mut host);
+        let fate = host.fate;
+        let waited_us = *host.now_us - started_us;
+        n.running = Some(shared);
+        if waited_us > bound_us {
+            return Err(format!(
+                "a call on server {i} waited {} ms (bound {} ms): {result:?}",
+                waited_us / 1000,
+                bound_us / 1000
+            ));
+        }
+        match fate {
+            Fate::ServerCrashed => {
+                self.stop(i, false);
+                return Ok(fate);
+            }
+            Fate::BackendDied => {
+                // Exited with FATAL: no unwinding, the flag stays with the dead process.
+                let n = &mut self.nodes[i];
+                n.running.as_ref().expect("running").mark.writer.store(pid, Relaxed);
+                n.dead.push(pid);
+                return Ok(fate);
+            }
+            Fate::Lives => {}
+        }
+        let Ok(id) = result else {
+            self.refusals += 1;
+            return Ok(fate);
+        };
+        self.ids += 1;
+        let n = &mut self.nodes[i];
+        let line = &mut self.lineages[n.lineage];
+        let at = n.layout as usize;
+        if id <= line.floor[at] {
+            return Err(format!(
+                "server {i} issued {id}, not above {} issued before under the same layout ({})",
+                line.floor[at],
+                l.describe()
+            ));
+        }
+        if let Some(last) = line.last_layout.filter(|&last| last != n.layout) {
+            match accepted_path(&line.accepted, last, n.layout) {
+                None => {
+                    return Err(format!(
+                        "server {i} issued {id} under {} after ids of {}, a change nobody accepted",
+                        l.describe(),
+                        layout(last).describe()
+                    ))
+                }
+                Some(false) if id <= line.floor[last as usize] => {
+                    return Err(format!(
+                        "server {i} issued {id} under an accepted layout, not above the old layout's ids ({}), and the acceptance did not say so",
+                        line.floor[last as usize]
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        line.floor[at] = id;
+        line.last_layout = Some(n.layout);
+        Ok(fate)
+    }
+
+    fn worker(&mut self, i: usize) {
+        let now_ms = self.now_ms(i);
+        let now_us = &mut self.now_us;
+        let n = &mut self.nodes[i];
+        if n.role != Role::Primary {
+            return;
+        }
+        let Some(shared) = n.running.take() else { return };
+        let l = layout(n.layout);
+        let pid = n.pid_base + 99;
+        let mut host = SimHost { now_us, node: n, pid, layout: l, fate: Fate::Lives };
+        let _ = lease::renew_if_due(&shared, &l, now_ms, &mut host);
+        let fate = host.fate;
+        n.running = Some(shared);
+        match fate {
+            Fate::ServerCrashed => self.stop(i, false),
+            Fate::BackendDied => {
+                n.running.as_ref().expect("running").mark.writer.store(pid, Relaxed);
+                n.dead.push(pid);
+            }
+            Fate::Lives => {}
+        }
+    }
+
+    /// A standby receives and replays what its primary flushed.
+    fn replay(&mut self, i: usize) {
+        let Role::Standby { of, replayed } = self.nodes[i].role else { return };
+        let flushed = self.nodes[of].disk.wal.len();
+        let records = self.nodes[of].disk.wal[replayed.min(flushed)..].to_vec();
+        let n = &mut self.nodes[i];
+        let Some(shared) = n.running.take() else { return };
+        let l = layout(n.layout);
+        for bytes in records {
+            n.disk.wal.push(bytes);
+            replay_into(n, &shared, &l, &LeaseRecord::decode(&bytes).expect("a record"));
+        }
+        n.disk.redo_from = n.disk.wal.len(); // a restartpoint
+        n.running = Some(shared);
+        n.role = Role::Standby { of, replayed: flushed };
+    }
+
+    fn step(&mut self, step: Step) -> Result<(), String> {
+        match step {
+            Step::Issue { node, backend, count } => {
+                for _ in 0..count {
+                    if self.issue(node, backend)? != Fate::Lives {
+                        break;
+                    }
+                    self.now_us += 37;
+                }
+            }
+            Step::Worker { node } => self.worker(node),
+            Step::Pause { ms } => self.now_us += ms as i64 * 1000,
+            Step::SetClock { node, ms } => self.nodes[node].offset_ms += ms,
+            Step::SlowWrites { node, ms } => self.nodes[node].write_ms = ms,
+            Step::CleanStop { node } => self.stop(node, true),
+            Step::Crash { node } => self.stop(node, false),
+            Step::CrashInWrite { node, at } => self.nodes[node].crash_at = Some(at),
+            Step::DieInWrite { node, at } => self.nodes[node].die_at = Some(at),
+            Step::Start { node } => self.start(node),
+            Step::SetMachineId { node, which } if self.nodes[node].running.is_none() => {
+                self.nodes[node].machine_id = 2 * node as i64 + 1 + 100 * which as i64;
+            }
+            Step::SetLayout { node, which } if self.nodes[node].running.is_none() => self.nodes[node].layout = which,
+            Step::Accept { node } if self.nodes[node].running.is_none() => {
+                let n = &mut self.nodes[node];
+                let recorded = n.disk.file.as_deref().and_then(|t| mark_file::parse(t).ok()).and_then(|r| r.layout);
+                if let Some(Ok(l)) = recorded.map(|r| r.layout()) {
+                    n.accept = l.describe();
+                }
+            }
+            Step::ClearAccept { node } if self.nodes[node].running.is_none() => self.nodes[node].accept.clear(),
+            Step::FailWrites { node, errno } => self.nodes[node].fail_errno = errno,
+            Step::Checkpoint { node } if self.nodes[node].running.is_some() => {
+                self.nodes[node].disk.redo_from = self.nodes[node].disk.wal.len();
+            }
+            Step::Replay { node } => self.replay(node),
+            Step::Promote { node } => self.promote(node),
+            Step::Rewind { node } => self.rewind(node),
+            Step::CopyDataDir { from, to } => self.copy(from, to),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Failover: the standby replays all its primary flushed (a synchronous standby), the primary
+    /// is cut off (killed), the standby is promoted and continues its line of history.
+    fn promote(&mut self, i: usize) {
+        let Role::Standby { of, .. } = self.nodes[i].role else { return };
+        if self.nodes[i].running.is_none() {
+            return;
+        }
+        self.replay(i);
+        self.stop(of, false);
+        self.nodes[of].role = Role::Deposed;
+        self.nodes[i].role = Role::Primary;
+        self.nodes[i].lineage = self.nodes[of].lineage;
+    }
+
+    /// pg_rewind: a deposed primary's data directory made a copy of the new primary's, and it
+    /// follows it as a standby.
+    fn rewind(&mut self, i: usize) {
+        if self.nodes[i].role != Role::Deposed {
+            return;
+        }
+        let Some(p) = (0..NODES)
+            .find(|&p| p != i && self.nodes[p].role == Role::Primary && self.nodes[p].lineage == self.nodes[i].lineage)
+        else {
+            return;
+        };
+        self.nodes[i].disk = self.nodes[p].disk.clone();
+        self.nodes[i].role = Role::Standby { of: p, replayed: self.nodes[p].disk.wal.len() };
+    }
+
+    /// A stopped server that nobody follows gets a copy of a primary's data directory (running or
+    /// not: a crash-consistent copy) and runs as a primary of its own, with its own machine id.
+    fn copy(&mut self, from: usize, to: usize) {
+        let followed = (0..NODES).any(|s| matches!(self.nodes[s].role, Role::Standby { of, .. } if of == to));
+        // (A standby's data directory knows its primary's ids only as far as it replayed them; a
+        // copy is taken of a primary's.)
+        if from == to || followed || self.nodes[to].running.is_some() || self.nodes[from].role != Role::Primary {
+            return;
+        }
+        if matches!(self.nodes[to].role, Role::Primary)
+            && (0..NODES).any(|s| {
+                s != to && self.nodes[s].lineage == self.nodes[to].lineage && self.nodes[s].role != Role::Deposed
+            })
+        {
+            return; // `to` is a line of history another server continues
+        }
+        self.nodes[to].disk = self.nodes[from].disk.clone();
+        self.lineages.push(self.lineages[self.nodes[from].lineage].clone());
+        self.nodes[to].lineage = self.lineages.len() - 1;
+        self.nodes[to].role = Role::Primary;
+    }
+}
+
+/// Whether accepted changes lead from layout `from` to `to` (a crash can come between a change
+/// accepted and its first id, and the next change is accepted from the layout the file then
+/// records): Some(whether any of them said new ids go below the old).
+fn accepted_path(accepted: &[(u8, u8, bool)], from: u8, to: u8) -> Option<bool> {
+    let mut reached: Vec<(u8, bool)> = vec![(from, false)];
+    let mut at = 0;
+    while at < reached.len() {
+        let (l, below) = reached[at];
+        for &(a, b, b_below) in accepted {
+            if a == l && !reached.iter().any(|r| r.0 == b) {
+                reached.push((b, below || b_below));
+            }
+        }
+        at += 1;
+    }
+    reached.into_iter().find(|r| r.0 == to).map(|r| r.1)
+}
+
+/// One lease record replayed (the real `lifecycle::replay`), its mark made durable if it rose.
+fn replay_into(n: &mut Node, shared: &SharedState, l: &Layout, record: &LeaseRecord) {
+    if let Some(ms) = lifecycle::replay(shared, l, record) {
+        let stamped = lifecycle::stamp(shared, l);
+        n.disk.file = Some(mark_file::render(ms, n.machine_id, &stamped, n.disk.system_identifier));
+    }
+}
+
+/// A random step, weighted towards issuing ids and letting time pass.
+fn random_step(rng: &mut Rng) -> Step {
+    let node = rng.below(NODES as u64) as usize;
+    match rng.below(100) {
+        0..=34 => {
+            Step::Issue { node: rng.below(2) as usize, backend: rng.below(3) as u8, count: 1 + rng.below(40) as u16 }
+        }
+        35..=44 => Step::Worker { node },
+        45..=54 => Step::Pause { ms: [1, 5, 50, 400, 1_500, 12_000][rng.below(6) as usize] },
+        55..=58 => Step::SetClock { node, ms: [-3_600_000, -5_000, -800, -3, 2, 900, 4_000][rng.below(7) as usize] },
+        59..=60 => Step::SlowWrites { node, ms: [0, 0, 700, 3_000][rng.below(4) as usize] },
+        61..=64 => Step::CleanStop { node },
+        65..=66 => Step::Crash { node },
+        67..=68 => Step::CrashInWrite { node, at: rng.below(5) as u8 },
+        69 => Step::DieInWrite { node, at: rng.below(5) as u8 },
+        70..=76 => Step::Start { node },
+        77 => Step::SetMachineId { node, which: rng.below(2) as u8 },
+        78..=79 => Step::SetLayout { node, which: rng.below(LAYOUTS as u64) as u8 },
+        80..=81 => Step::Accept { node },
+        82 => Step::ClearAccept { node },
+        83..=84 => Step::FailWrites { node, errno: [None, None, Some(28), Some(5)][rng.below(4) as usize] },
+        85..=86 => Step::Checkpoint { node },
+        87..=92 => Step::Replay { node },
+        93..=94 => Step::Promote { node },
+        95..=96 => Step::Rewind { node },
+        _ => Step::CopyDataDir { from: rng.below(NODES as u64) as usize, to: node },
+    }
+}
+
+pub(crate) fn history(seed: u64, steps: usize) -> Vec<Step> {
+    let mut rng = Rng(seed);
+    (0..steps).map(|_| random_step(&mut rng)).collect()
+}
+
+/// Runs a history: `Err((step index, what broke))` at the first broken promise.
+pub(crate) fn run(steps: &[Step]) -> Result<(u64, u64), (usize, String)> {
+    let mut world = World::new();
+    for (at, step) in steps.iter().enumerate() {
+        world.step(*step).map_err(|e| (at, e))?;
+    }
+    Ok((world.ids, world.refusals))
+}
+
+/// The shortest history found that still breaks a promise: chunks, then single steps, removed
+/// while it still fails.
+pub(crate) fn shrink(mut steps: Vec<Step>) -> Vec<Step> {
+    let mut chunk = steps.len() / 2;
+    while chunk >= 1 {
+        let mut at = 0;
+        while at < steps.len() {
+            let mut shorter = steps.clone();
+            shorter.drain(at..(at + chunk).min(steps.len()));
+            if run(&shorter).is_err() {
+                steps = shorter;
+            } else {
+                at += chunk;
+            }
+        }
+        chunk /= 2;
+    }
+    steps
+}
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Runs `runs` histories from `seed` on; the report of the first that fails, with its shortest
+/// history, and the steps run until then.
+pub(crate) fn search(seed: u64, runs: u64, steps: usize) -> (u64, Option<String>) {
+    let mut done = 0;
+    for s in seed..seed + runs {
+        let h = history(s, steps);
+        match run(&h) {
+            Ok(_) => done += steps as u64,
+            Err((at, what)) => {
+                done += at as u64 + 1;
+                let short = shrink(h[..=at].to_vec());
+                let (_, short_what) = run(&short).expect_err("a shrunk history still fails");
+                let mut report = format!(
+                    "lifecycle simulation: seed {s} broke a promise at step {at}: {what}\nshortest history found ({} steps), which ends: {short_what}\n",
+                    short.len()
+                );
+                for step in &short {
+                    let _ = writeln!(report, "  {step:?}");
+                }
+                let _ = write!(
+                    report,
+                    "replay: SIM_SEED={s} SIM_RUNS=1 SIM_STEPS={steps} cargo test -p pg_snowflake_core lifecycle_sim"
+                );
+                return (done, Some(report));
+            }
+        }
+    }
+    (done, None)
+}
+
+#[test]
+fn lifecycle_sim() {
+    let (seed, runs, steps) = (env("SIM_SEED", 1), env("SIM_RUNS", 200), env("SIM_STEPS", 1_000) as usize);
+    let (done, failure) = search(seed, runs, steps);
+    if let Some(report) = failure {
+        panic!("{report}");
+    }
+    assert_eq!(done, runs * steps as u64);
+    // The histories must reach what they are for: ids, refusals, layout changes, failovers.
+    let (ids, refusals) = run(&history(seed, steps)).expect("passed above");
+    assert!(ids > 1_000 && refusals > 0, "a history that issues {ids} ids and refuses {refusals} calls");
+}
+
+/// The negative controls: each mechanism switched off, the simulation must break a promise
+/// within the steps a CI run does.
+#[test]
+fn lifecycle_sim_finds_each_mechanism_switched_off() {
+    use crate::lifecycle::{Off, OFF};
+    for what in [Off::RefusalKept, Off::ReplayedLayout] {
+        OFF.with(|o| o.set(Some(what)));
+        let (done, failure) = search(1, 200, 1_000);
+        OFF.with(|o| o.set(None));
+        let report = failure.unwrap_or_else(|| panic!("{what:?} off: {done} steps broke no promise"));
+        println!("{what:?} off: found after {done} steps\n{report}");
+    }
+}
