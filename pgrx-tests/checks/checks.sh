@@ -3,7 +3,10 @@
 # minute once built):
 #   1. the core is pure: its crate depends on no pgrx crate, and no file under src/core names
 #      pgrx or pg_sys (so it cannot reach PostgreSQL, and builds without its headers);
-#   2. the core's unit and property tests, with a plain `cargo test` (no PostgreSQL);
+#   2. the core's unit and property tests, with a plain `cargo test` (no PostgreSQL), the
+#      lifecycle simulation among them (src/core/src/lifecycle_sim.rs: 200,000 seeded steps); then
+#      the model check of the shared-memory protocol (src/core/tests/loom.rs) over loom's atomics,
+#      built with --cfg loom in a target directory of its own;
 #   3. rustfmt: `cargo fmt --all --check` (rustfmt.toml);
 #   4. the scenario runner stops at a scenario's first failing command;
 #   5. no import cycles between the modules of the core, the shell and the SQL API, and the cycle
@@ -11,7 +14,8 @@
 #   6. the upgrade script into the unreleased version holds its copies of sql/ files unchanged
 #      (pgrx-tests/checks/upgrade_copies.py), and sees a copy that differs (a planted probe);
 #   7. every test and example installs the extension in the schema snowflake, as the README's
-#      Install says (pgrx-tests/checks/install_way.py), with its negative control.
+#      Install says (pgrx-tests/checks/install_way.py), with its negative control;
+#   8. no scenario installs anything: every install is the set-up's (pgrx-tests/checks/no_installs.py).
 # clippy runs per PostgreSQL version in test.sh (its cfgs differ by version).
 #
 # Usage: bash pgrx-tests/checks/checks.sh
@@ -33,6 +37,9 @@ grep -q '^#!\[forbid(unsafe_code)\]' src/core/src/lib.rs || fail "src/core/src/l
 
 say "the core's unit and property tests (cargo test -p pg_snowflake_core)"
 cargo test -q -p pg_snowflake_core || fail "cargo test -p pg_snowflake_core"
+say "the model check of the shared-memory protocol (loom: src/core/tests/loom.rs)"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$PROJECT_DIR/target/loom" cargo test -q --release -p pg_snowflake_core --test loom \
+  || fail "the loom model check (RUSTFLAGS=\"--cfg loom\" cargo test -p pg_snowflake_core --release --test loom)"
 
 say "rustfmt (cargo fmt --all --check)"
 cargo fmt --all --check >/dev/null || { cargo fmt --all --check | head -n 40; fail "cargo fmt --all --check: run cargo fmt --all"; }
@@ -87,5 +94,14 @@ rm -rf "$probe"
 [ "$planted" = "README.md pgrx-tests/scenarios/json_ids.sql pgrx-tests/scenarios/lease_worker.sh " ] \
   || fail "install_way.py's negative control: three planted installs into public, found: $planted"
 
-if [ "$failed" = 0 ]; then echo "checks: 7 passed, 0 failed"; else echo "checks: some FAILED"; fi
+say "no scenario installs anything (pgrx-tests/checks/no_installs.py)"
+python3 pgrx-tests/checks/no_installs.py || fail "a scenario installs something (above): installs belong to harness/setup.sh"
+probe=$(mktemp -d)
+mkdir -p "$probe/pgrx-tests/scenarios"
+printf '# majors: 15\nensure_debian_packages libfoo\necho ok  # apt-get install is named in a comment only\n' >"$probe/pgrx-tests/scenarios/x.sh"
+out=$(python3 pgrx-tests/checks/no_installs.py "$probe" 2>&1 || true)
+rm -rf "$probe"
+[[ $out == "pgrx-tests/scenarios/x.sh:2: installs in a scenario"* && $out != *"x.sh:3"* ]] || fail "no_installs.py's negative control (got: $out)"
+
+if [ "$failed" = 0 ]; then echo "checks: 8 passed, 0 failed"; else echo "checks: some FAILED"; fi
 exit "$failed"

@@ -7,6 +7,7 @@
 # A scratch dir for this run, removed with every cluster in it on exit.
 new_scratch() {
   SCRATCH=$(mktemp -d /tmp/pg_snowflake.XXXXXX)
+  TIMINGS=$SCRATCH/timings
   chmod 755 "$SCRATCH"
   [ "$(id -u)" = 0 ] && chown postgres: "$SCRATCH"
   trap cleanup EXIT
@@ -15,7 +16,7 @@ new_scratch() {
 # Stops every cluster still running in the scratch dir.
 stop_all_clusters() {
   local pid
-  for pid in "$SCRATCH"/*/postmaster.pid; do
+  for pid in "$SCRATCH"/*/postmaster.pid "$SCRATCH"/lane*/*/postmaster.pid; do
     # (A postmaster already gone, its pid file left behind, is no failure.)
     [ -f "$pid" ] && { as_pg_owner "$PG_BIN/pg_ctl" -D "$(dirname "$pid")" -m immediate -w stop >/dev/null 2>&1 || true; }
   done

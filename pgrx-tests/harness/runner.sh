@@ -74,26 +74,69 @@ scenarios_for() {
     if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
       continue
     fi
-    majors=$(sed -n 's/^# majors: //p' "$file")
-    if [ -n "$majors" ] && [[ " $majors " != *" $major "* ]]; then
+    majors=$(scenario_majors "$file")
+    [ "$majors" = all ] && majors=$SUPPORTED_PG_MAJORS
+    if [[ " $majors " != *" $major "* ]]; then
       continue
     fi
     echo "$file"
   done
 }
 
+# scenario_majors FILE: the majors a scenario runs on: its "# majors: " line ("-- majors: " in a
+# .sql scenario), a list or "all" (what it tests differs by major: the WAL, shared memory, the
+# generated SQL); without one, $DEFAULT_MAJORS (test.sh: 15 and 18 of those tested; else 15 18).
+scenario_majors() {
+  local majors
+  majors=$(sed -n 's/^\(#\|--\) majors: \([^(]*\).*/\2/p' "$1" | head -n 1)
+  majors=${majors% }
+  echo "${majors:-${DEFAULT_MAJORS:-15 18}}"
+}
+
+# run_scenarios FILE...: runs these scenarios, counting into $passed and $failed: those marked
+# "# alone" (they listen on TCP ports, run a real HA engine, or time a writer's faults) one after
+# the other, the others in $SCENARIO_LANES lanes at once (default 2), each lane in a scratch dir
+# of its own (its clusters, sockets and logs), their lines printed lane by lane when all are done.
+run_scenarios() {
+  local lanes=${SCENARIO_LANES:-2} alone=() shared=() f i k lane pids=()
+  for f; do
+    if grep -qE '^(#|--) alone' "$f"; then alone+=("$f"); else shared+=("$f"); fi
+  done
+  for ((i = 0; i < lanes && i < ${#shared[@]}; i++)); do
+    lane="$SCRATCH/lane$i"
+    mkdir -p "$lane" && chmod 755 "$lane"
+    [ "$(id -u)" = 0 ] && chown postgres: "$lane"
+    (
+      SCRATCH=$lane
+      for ((k = i; k < ${#shared[@]}; k += lanes)); do run_scenario "${shared[k]}" || true; done
+    ) >"$lane.out" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${pids[@]}"; do wait "$i" || true; done
+  for ((i = 0; i < ${#pids[@]}; i++)); do
+    cat "$SCRATCH/lane$i.out"
+    passed=$((passed + $(grep -cE "^pg[0-9]+ [a-z]+ +[a-z0-9_]+ +ok \(" "$SCRATCH/lane$i.out" || true)))
+    failed=$((failed + $(grep -cE "^pg[0-9]+ [a-z]+ +[a-z0-9_]+ +FAILED \(" "$SCRATCH/lane$i.out" || true)))
+    rm -rf "$SCRATCH/lane$i" "$SCRATCH/lane$i.out"
+  done
+  for f in "${alone[@]}"; do
+    if run_scenario "$f"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  done
+}
+
 # Where a run's time goes: time_step LABEL STARTED records the seconds since STARTED (a $SECONDS
-# reading) under LABEL, in $SCRATCH/timings; timing_table prints them, the largest first, and the
-# total of each kind of step (the label's first word but one: clippy, pgrx_test, build, scenario...).
+# reading) under LABEL, in $TIMINGS; timing_table prints them, the largest first, and the total of
+# each kind of step (the word after "pgNN": clippy, pgrx_test, build, scenario...; else the first).
 time_step() {
-  [ -n "${SCRATCH:-}" ] && printf '%s\t%s\n' "$((SECONDS - $2))" "$1" >>"$SCRATCH/timings"
+  local file=${TIMINGS:-${SCRATCH:-}/timings}
+  [ -n "${TIMINGS:-${SCRATCH:-}}" ] && printf '%s\t%s\n' "$((SECONDS - $2))" "$1" >>"$file"
   return 0
 }
 
 timing_table() {
-  [ -f "$SCRATCH/timings" ] || return 0
+  [ -f "$TIMINGS" ] || return 0
   echo "where the time went (seconds; steps of 20 s or more, then totals by kind):"
-  sort -rn "$SCRATCH/timings" | awk -F'\t' '$1 >= 20 { printf "  %6d  %s\n", $1, $2 }'
-  awk -F'\t' '{ split($2, w, " "); k = (w[2] == "" ? w[1] : w[2]); t[k] += $1; n[k]++; all += $1 }
-    END { for (k in t) printf "  %6d  all %s (%d)\n", t[k], k, n[k]; printf "  %6d  in all\n", all }' "$SCRATCH/timings" | sort -rn
+  sort -rn "$TIMINGS" | awk -F'\t' '$1 >= 20 { printf "  %6d  %s\n", $1, $2 }'
+  awk -F'\t' '{ split($2, w, " "); k = (w[1] ~ /^pg[0-9]+$/ ? w[2] : w[1]); t[k] += $1; n[k]++; all += $1 }
+    END { for (k in t) printf "  %6d  all %s (%d)\n", t[k], k, n[k]; printf "  %6d  steps in all (scenarios in lanes overlap)\n", all }' "$TIMINGS" | sort -rn
 }

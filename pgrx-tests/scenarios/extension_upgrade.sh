@@ -1,3 +1,4 @@
+# majors: all (what it tests differs by major: the WAL, shared memory, the generated SQL)
 # Versioned SQL: every released version (its install script frozen in sql/pg_snowflake--X.Y.Z.sql)
 # is installed as it was released, with a table keyed by DEFAULT snowflake_nextval(); the server
 # restarts (as after a package upgrade) and ALTER EXTENSION pg_snowflake UPDATE brings it to the

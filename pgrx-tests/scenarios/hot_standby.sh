@@ -1,3 +1,4 @@
+# majors: all (what it tests differs by major: the WAL, shared memory, the generated SQL)
 # A streaming standby carries the primary's settings, machine id included: it must refuse to
 # generate (it would mint the primary's ids), while decoding still works there.
 init_cluster primary "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"

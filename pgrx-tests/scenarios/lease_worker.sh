@@ -1,3 +1,4 @@
+# majors: all (what it tests differs by major: the WAL, shared memory, the generated SQL)
 # The lease worker comes back: terminated with pg_terminate_backend(), it is running again within
 # its restart interval (1 s), and under load afterwards backends still rarely wait for the mark. It
 # reloads its settings on SIGHUP: after the clock is moved an hour by ALTER SYSTEM and a reload,

@@ -1,3 +1,4 @@
+-- majors: all (shared memory and the settings differ by major)
 -- conf: shared_preload_libraries = 'pg_snowflake'
 -- conf: snowflake.machineid = 7
 -- log: WARNING:  pg_snowflake cannot generate ids: snowflake.machine_id is not set

@@ -1,4 +1,5 @@
 # majors: 15
+# alone: it listens on TCP ports, runs real HA engines, or times faults: not beside another scenario
 # The manual as a site: MkDocs (PyPI; pinned in pgrx-tests/checks/readme/docs-requirements.txt, installed
 # idempotently into a venv under $(pg_cache_dir)/docs) builds README.md and docs/*.md (mkdocs.yml)
 # into target/site/ in strict mode, where a broken link or anchor fails the build. Then:
@@ -9,16 +10,11 @@
 # - pgrx-tests/checks/readme/look.py: the start page and one deep page opened in headless Chromium
 #   (Debian's chromium), their rendered DOM holding the page's H1 and `##` headings, a code block
 #   and the navigation; screenshots in target/site-screenshots/ (index.png, operations.png).
-# The PostgreSQL major does not matter here: 15 only.
-DOCS_DIR="$(pg_cache_dir)/docs"
+# The PostgreSQL major does not matter here: 15 only. MkDocs is installed by the set-up
+# (`ensure_docs_tools` in harness/setup.sh); this scenario installs nothing.
 HERE="$PROJECT_DIR/pgrx-tests/checks/readme"
-venv="$DOCS_DIR/venv"
-log="$SCRATCH/manual_site_install.log"
-if ! cmp -s "$HERE/docs-requirements.txt" "$venv/installed.txt"; then
-  rm -rf "$venv" && mkdir -p "$DOCS_DIR"
-  { python3 -m venv "$venv" && "$venv/bin/pip" install -q -r "$HERE/docs-requirements.txt"; } >"$log" 2>&1 || { cat "$log"; exit 1; }
-  cp "$HERE/docs-requirements.txt" "$venv/installed.txt"
-fi
+docs_tools_ready || { echo "MkDocs is not installed: run pgrx-tests/test.sh (its set-up installs it)"; exit 1; }
+venv="$(pg_cache_dir)/docs/venv"
 command -v chromium >/dev/null || { echo "chromium is not installed (test.sh installs Debian's chromium for PostgreSQL 15)"; exit 1; }
 
 site="$PROJECT_DIR/target/site"

@@ -1,3 +1,4 @@
+-- majors: all (shared memory and the settings differ by major)
 -- conf: shared_preload_libraries = 'pg_snowflake'
 -- conf: snowflake.machine_id = 7
 -- conf: max_parallel_workers_per_gather = 2

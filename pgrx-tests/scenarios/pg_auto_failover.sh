@@ -1,4 +1,5 @@
 # majors: 15
+# alone: it listens on TCP ports, runs real HA engines, or times faults: not beside another scenario
 # Failover through a real HA engine, pg_auto_failover (Debian's postgresql-15-auto-failover): a
 # monitor and two nodes on this machine (loopback only), pg_snowflake preloaded on both with the
 # same machine id, load from four connections on the primary, the secondary's clock 3 s behind,

@@ -1,3 +1,4 @@
+# majors: all (what it tests differs by major: the WAL, shared memory, the generated SQL)
 # The CI check that the SQL surface changes only with a new version and an upgrade script
 # (pgrx-tests/checks/sql_snapshot.py): the install script that `cargo pgrx install` generated for this
 # PostgreSQL must match the snapshot in pgrx-tests/checks/sql-snapshot/, blocks compared as a set without

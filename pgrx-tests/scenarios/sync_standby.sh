@@ -1,3 +1,4 @@
+# majors: all (what it tests differs by major: the WAL, shared memory, the generated SQL)
 # Synchronous replication with snowflake.lease_sync = on: a new lease is used only once the
 # synchronous standby has its WAL record. The standby is cut off (primary_conninfo emptied) while
 # the primary goes on committing with synchronous_commit = local, so the standby loses the

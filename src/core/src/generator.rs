@@ -83,7 +83,7 @@ impl Generator {
             let last_slot = current >> s;
             let next = if now_slot > last_slot {
                 // A tick never issued before: only under the durable mark.
-                if now_tick > shared.mark.tick.load(Relaxed) {
+                if now_tick > shared.mark.tick.load(Acquire) {
                     return Err(Ok(Blocked::Mark));
                 }
                 now_slot << s

@@ -4,10 +4,13 @@
 //! read on every new tick and from the statistics written only on slow paths.
 
 use crate::layout::Layout;
-use std::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering::AcqRel, Ordering::Acquire,
-    Ordering::Relaxed, Ordering::Release,
-};
+// The model check (tests/loom.rs, built with `--cfg loom`) runs this very code over loom's atomics,
+// which explore every interleaving; every other build uses the standard ones.
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicU8};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicU8};
 
 /// Written on every id.
 #[repr(C, align(64))]

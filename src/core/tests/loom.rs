@@ -1,0 +1,204 @@
+//! The model check of the shared-memory protocol with loom: the very code of `state`,
+//! `generator` and `mark_writer`, built over loom's atomics, run under every interleaving of two
+//! or three threads (loom's memory model: a Relaxed load may see any store not ordered before it).
+//!
+//! RUSTFLAGS="--cfg loom" cargo test -p pg_snowflake_core --release --test loom
+//! (The static checks of the test suite, checks.sh, run it in a target directory of its own.)
+#![cfg(loom)]
+
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use loom::sync::Arc;
+use loom::thread;
+use pg_snowflake_core::error::Error;
+use pg_snowflake_core::generator::Generator;
+use pg_snowflake_core::host::{Clock, Events, Limits, MarkStore, Processes};
+use pg_snowflake_core::lease::{self, Cover};
+use pg_snowflake_core::mark_writer::{self, MarkWriter, Taken};
+use pg_snowflake_core::state::SharedState;
+use pg_snowflake_core::Layout;
+
+const EPOCH: i64 = 1_735_689_600_000;
+
+/// Every interleaving with up to three preemptions (loom's advice for CI: bounded preemption
+/// finds nearly all bugs at a tiny share of the cost); LOOM_MAX_PREEMPTIONS overrides it.
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(3);
+    }
+    builder.check(f);
+}
+/// Two sequence bits: a tick holds four ids, so that the threads also meet a used-up tick.
+fn layout() -> Layout {
+    Layout::new(EPOCH, 1, 10, 2).unwrap()
+}
+
+/// A state whose durable mark covers ticks up to `mark_tick`, nothing issued yet.
+fn state(mark_tick: i64) -> SharedState {
+    let s = SharedState::starting_at(None, layout().sequence_bits(), EPOCH);
+    s.raise_to_mark(mark_tick, EPOCH + mark_tick, layout().sequence_bits());
+    // raise_to_mark takes the ticks up to the mark as used: start from nothing issued again.
+    s.hot.state.store(0, Relaxed);
+    s
+}
+
+#[test]
+fn backends_racing_on_the_state_word_never_issue_an_id_twice() {
+    model(|| {
+        let shared = Arc::new(state(10));
+        let g = Generator::new(layout(), 3).unwrap();
+        // Two backends on one tick, three calls each: the tick's four ids, then a used-up tick.
+        let handles: Vec<_> = [5_i64, 5]
+            .into_iter()
+            .map(|tick| {
+                let shared = shared.clone();
+                thread::spawn(move || {
+                    (0..3).filter_map(|_| g.try_issue(&shared, EPOCH + tick).ok().map(|(id, _)| id)).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut ids: Vec<i64> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        let issued = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), issued, "an id was issued twice");
+        // No update lost: the word holds the largest id's tick and sequence.
+        let word = shared.hot.state.load(Relaxed) as i64;
+        let last = *ids.last().unwrap();
+        assert_eq!(((word >> 2) - 1, word & 3), ((last >> 12), last & 3));
+    });
+}
+
+#[test]
+fn one_mark_writer_at_a_time() {
+    model(|| {
+        let shared = Arc::new(state(10));
+        let inside = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = [4, 5]
+            .into_iter()
+            .map(|pid| {
+                let (shared, inside) = (shared.clone(), inside.clone());
+                thread::spawn(move || {
+                    if let Taken::Mine { writer, from } = mark_writer::try_take(&shared, pid, |_| true) {
+                        assert_eq!(from, None);
+                        assert_eq!(inside.fetch_add(1, Relaxed), 0, "two writers at once");
+                        inside.fetch_sub(1, Relaxed);
+                        drop(writer);
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        assert_eq!(shared.mark.writer.load(Relaxed), 0, "the flag is released");
+    });
+}
+
+#[test]
+fn a_flag_whose_holder_is_gone_is_taken_over_once() {
+    model(|| {
+        let shared = Arc::new(state(10));
+        shared.mark.writer.store(13, Relaxed); // process 13 exited with FATAL while writing
+        let inside = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = [4, 5]
+            .into_iter()
+            .map(|pid| {
+                let (shared, inside) = (shared.clone(), inside.clone());
+                thread::spawn(move || match mark_writer::try_take(&shared, pid, |p| p != 13) {
+                    Taken::Mine { writer, from } => {
+                        assert_eq!(inside.fetch_add(1, Relaxed), 0, "two writers at once");
+                        inside.fetch_sub(1, Relaxed);
+                        drop(writer);
+                        from == Some(13)
+                    }
+                    Taken::Busy { pid: holder, .. } => {
+                        assert!(holder == 4 || holder == 5, "busy with a gone holder");
+                        false
+                    }
+                })
+            })
+            .collect();
+        let takeovers = handles.into_iter().map(|h| h.join().unwrap()).filter(|&t| t).count();
+        assert_eq!(takeovers, 1, "taken over exactly once");
+        assert_eq!(shared.stats.writer_takeovers.load(Relaxed), 1);
+        assert_eq!(shared.mark.writer.load(Relaxed), 0);
+    });
+}
+
+#[test]
+fn an_exit_callback_releases_only_its_own_flag() {
+    model(|| {
+        let shared = Arc::new(state(10));
+        let Taken::Mine { writer, .. } = mark_writer::try_take(&shared, 3, |_| true) else { panic!("free") };
+        let other = {
+            let shared = shared.clone();
+            thread::spawn(move || mark_writer::release_if_held_by(&shared, 5))
+        };
+        other.join().unwrap();
+        assert_eq!(shared.mark.writer.load(Relaxed), 3);
+        drop(writer);
+        assert_eq!(shared.mark.writer.load(Relaxed), 0);
+    });
+}
+
+/// A host whose mark write only says, in an atomic of its own, that the mark is durable.
+struct Writer(Arc<AtomicBool>);
+impl MarkStore for Writer {
+    fn persist_mark(&mut self, _: i64, _: &MarkWriter) -> Result<(), Error> {
+        self.0.store(true, Relaxed);
+        Ok(())
+    }
+}
+impl Processes for Writer {
+    fn this_process(&mut self) -> i32 {
+        9
+    }
+    fn process_exists(&mut self, _: i32) -> bool {
+        true
+    }
+}
+impl Events for Writer {
+    fn clock_went_back(&mut self, _: i64) {}
+}
+impl Clock for Writer {
+    fn now_ms(&mut self) -> i64 {
+        EPOCH + 20
+    }
+    fn now_us(&mut self) -> i64 {
+        (EPOCH + 20) * 1000
+    }
+    fn monotonic_us(&mut self) -> u64 {
+        0
+    }
+}
+impl Limits for Writer {
+    fn max_clock_wait_ms(&mut self) -> u64 {
+        1000
+    }
+    fn max_clock_jump_ms(&mut self) -> u64 {
+        0
+    }
+    fn max_mark_wait_ms(&mut self) -> u64 {
+        1000
+    }
+}
+
+#[test]
+fn an_id_past_the_old_mark_is_issued_only_once_its_mark_is_durable() {
+    model(|| {
+        let shared = Arc::new(state(10));
+        let durable = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (shared, durable) = (shared.clone(), durable.clone());
+            thread::spawn(move || {
+                let mut host = Writer(durable);
+                assert_eq!(lease::cover(&shared, &layout(), EPOCH + 20, &mut host), Ok(Cover::Done));
+            })
+        };
+        let g = Generator::new(layout(), 3).unwrap();
+        // Tick 20 lies past the old mark (10): only the new mark covers it.
+        if let Ok((id, _)) = g.try_issue(&shared, EPOCH + 20) {
+            assert!(durable.load(Relaxed), "id {id} issued under a mark not yet durable");
+        }
+        writer.join().unwrap();
+    });
+}
