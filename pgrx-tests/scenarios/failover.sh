@@ -55,7 +55,7 @@ SQL
   if [ "$name" = immediate ] && [ "$PG_MAJOR" -ge 15 ]; then
     # The lease records as pg_walinspect shows them (rm_identify and rm_desc).
     psql_on "$s" -At -c "CREATE EXTENSION pg_walinspect" -c "
-      SELECT DISTINCT 'WAL: ' || resource_manager || ' ' || record_type || ', ' || (description ~ '^mark \d{4}-.* ms since 1970\), machine id 7$')
+      SELECT DISTINCT 'WAL: ' || resource_manager || ' ' || record_type || ', ' || (description ~ '^mark \d{4}-.* ms since 1970\), machine id 7, layout 41\|10\|12 bits \(timestamp\|machine\|sequence\) from 2025-01-01 00:00:00\+00$')
       FROM pg_get_wal_records_info('$start_lsn', pg_current_wal_lsn()) WHERE resource_manager = 'pg_snowflake'"
   fi
   echo "$name: calls refused while its clock was behind: $refused" >>"$REPORT"

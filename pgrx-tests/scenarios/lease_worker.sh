@@ -44,3 +44,4 @@ sleep 0.5
 [ "$(worker_pid)" = "$new" ] && echo "the worker took the reload without restarting"
 three_seconds_of_ids "after a reload that moved the clock an hour"
 psql_on main -At -c "SELECT mark_writes || ' mark writes, ' || mark_waits || ' by backends' FROM snowflake_stats()" >>"$REPORT"
+

@@ -4,7 +4,7 @@
 
 use super::clock::{monotonic_us, wall_clock_ms, wall_clock_us};
 use super::{mark_store, process_counters, settings, shared_memory};
-use pg_snowflake_core::host::{Clock, Events, Limits, MarkStore, Processes, Waiter};
+use pg_snowflake_core::host::{Clock, Events, Limits, MarkStore, Processes, Settings, Waiter};
 use pg_snowflake_core::mark_writer::{self, MarkWriter, WriteStep};
 use pg_snowflake_core::state::SharedState;
 use pg_snowflake_core::Error;
@@ -116,6 +116,19 @@ impl Waiter for PgHost {
             pg_sys::ResetLatch(pg_sys::MyLatch);
         }
         pgrx::check_for_interrupts!();
+        // The lease worker's SIGTERM (pg_terminate_backend, a shutdown): pgrx's handler sets
+        // ShutdownRequestPending, not ProcDiePending, so the interrupt check above does not end
+        // the worker. End it here, in any wait of a mark write (the synchronous standbys), as
+        // PostgreSQL's own processes end on SIGTERM; the exit callback releases the writer's
+        // flag. Only background workers' handlers set this flag: a backend never sees it.
+        // SAFETY: a sig_atomic_t written by this process's signal handler.
+        if unsafe { std::ptr::read_volatile(&raw const pg_sys::ShutdownRequestPending) } != 0 {
+            pgrx::ereport!(
+                pgrx::PgLogLevel::FATAL,
+                pgrx::PgSqlErrorCode::ERRCODE_ADMIN_SHUTDOWN,
+                "terminating the pg_snowflake lease worker due to administrator command"
+            );
+        }
     }
 }
 
@@ -137,8 +150,7 @@ impl MarkStore for PgHost {
             }
         }
         self.begin(writer, WriteStep::FileWrite);
-        mark_store::write_with(writer.shared(), unix_ms, || self.begin(writer, WriteStep::FileRename))
-            .map_err(|e| Error::MarkWrite { reason: e.to_string(), os_error: e.raw_os_error() })?;
+        mark_store::write_with(writer.shared(), unix_ms, || self.begin(writer, WriteStep::FileRename))?;
         self.begin(writer, WriteStep::Publish);
         Ok(())
     }
@@ -163,16 +175,12 @@ impl Events for PgHost {
     }
 }
 
-impl Limits for PgHost {
-    fn max_clock_wait_ms(&mut self) -> u64 {
-        settings::max_clock_wait_ms()
-    }
-
-    fn max_clock_jump_ms(&mut self) -> u64 {
-        settings::max_clock_jump_ms()
-    }
-
-    fn max_mark_wait_ms(&mut self) -> u64 {
-        settings::max_mark_wait_ms()
+impl Settings for PgHost {
+    fn limits(&mut self) -> Limits {
+        Limits {
+            max_clock_wait_ms: settings::max_clock_wait_ms(),
+            max_clock_jump_ms: settings::max_clock_jump_ms(),
+            max_mark_wait_ms: settings::max_mark_wait_ms(),
+        }
     }
 }

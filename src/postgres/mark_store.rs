@@ -6,6 +6,7 @@ use super::server_config;
 use pg_snowflake_core::lifecycle;
 use pg_snowflake_core::mark_file::{self, MarkRecord};
 use pg_snowflake_core::state::SharedState;
+use pg_snowflake_core::Error;
 use pgrx::pg_sys;
 use std::ffi::CStr;
 use std::path::PathBuf;
@@ -39,16 +40,16 @@ pub fn read() -> Result<Option<MarkRecord>, String> {
 
 /// Makes `unix_ms` this server's durable mark, stamped with the layout the core says
 /// (`lifecycle::stamp`: the old one while a change of layout is refused).
-pub fn write(shared: &SharedState, unix_ms: i64) -> std::io::Result<()> {
+pub fn write(shared: &SharedState, unix_ms: i64) -> Result<(), Error> {
     write_with(shared, unix_ms, || {})
 }
 
 /// The same, running `before_rename` once the new file is durable, before it replaces the mark.
-pub fn write_with(shared: &SharedState, unix_ms: i64, before_rename: impl FnOnce()) -> std::io::Result<()> {
-    let layout = server_config::layout().map_err(|e| std::io::Error::other(e.message()))?;
-    let stamped = lifecycle::stamp(shared, layout);
+pub fn write_with(shared: &SharedState, unix_ms: i64, before_rename: impl FnOnce()) -> Result<(), Error> {
+    let stamped = lifecycle::stamp(shared, server_config::layout()?);
     let machine_id = server_config::machine_id_or_unset();
     mark_file::write(&data_dir(), unix_ms, machine_id, &stamped, system_identifier(), before_rename)
+        .map_err(|e| Error::MarkWrite { reason: e.to_string(), os_error: e.raw_os_error() })
 }
 
 /// The file's path, for messages.

@@ -164,7 +164,7 @@ impl Generator {
                     *waited = true;
                     let since_us = *mark_since_us.get_or_insert_with(|| host.monotonic_us());
                     let cover = lease::cover(shared, &self.layout, now_ms, host)?;
-                    let limit_ms = host.max_mark_wait_ms();
+                    let limit_ms = host.limits().max_mark_wait_ms;
                     let over = host.monotonic_us() - since_us > limit_ms.saturating_mul(1000);
                     match cover {
                         lease::Cover::Busy { pid, step } => {
@@ -206,7 +206,7 @@ impl Generator {
                 // MAX_LEASE_MS after a crash), not a clock stepped back: that much comes on top.
                 let lease_us =
                     if restarting(shared, last_tick, behind_ms) { lease::MAX_LEASE_MS as u64 * 1000 } else { 0 };
-                let limit_us = host.max_clock_wait_ms().saturating_mul(1000).saturating_add(lease_us);
+                let limit_us = host.limits().max_clock_wait_ms.saturating_mul(1000).saturating_add(lease_us);
                 if waited_us > limit_us {
                     *waited = true;
                     stats.clock_wait_timeouts.fetch_add(1, Relaxed);
@@ -223,7 +223,7 @@ impl Generator {
                 // The next tick is due within one tick: a clock that does not get there in a
                 // tick and max_clock_wait more stands still.
                 let waited_us = now_us - *stalled_since_us.get_or_insert(now_us);
-                let limit_ms = host.max_clock_wait_ms().saturating_add(self.layout.tick_ms() as u64);
+                let limit_ms = host.limits().max_clock_wait_ms.saturating_add(self.layout.tick_ms() as u64);
                 if waited_us > limit_ms.saturating_mul(1000) {
                     *waited = true;
                     stats.clock_waits.fetch_add(1, Relaxed);

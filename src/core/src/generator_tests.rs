@@ -111,7 +111,7 @@ fn a_zero_max_clock_wait_refuses_at_once() {
     let g = generator(0, 0);
     let state = with_state(((11_u64) << 12) | 4095); // tick 10 used up
     let mut host = FakeHost::at(EPOCH_2025 + 5);
-    host.max_wait_ms = 0;
+    host.limits.max_clock_wait_ms = 0;
     assert!(matches!(g.next_id(&state, &mut host), Err(Error::ClockBehind { behind_ms: 5, .. })));
 }
 
@@ -254,7 +254,7 @@ fn a_clock_that_does_not_advance_ends_the_wait() {
     let g = generator(0, 1);
     let state = fresh();
     let mut host = FakeHost::at(EPOCH_2025 + 5_000);
-    (host.wall_frozen, host.max_wait_ms) = (true, 200);
+    (host.wall_frozen, host.limits.max_clock_wait_ms) = (true, 200);
     for _ in 0..4096 {
         g.next_id(&state, &mut host).unwrap();
     }
@@ -401,7 +401,7 @@ fn a_wall_clock_jump_past_the_guard_is_refused_and_elapsed_time_is_not() {
     let g = generator(0, 1);
     let state = fresh();
     let mut host = FakeHost::at(EPOCH_2025 + 5_000);
-    host.max_jump_ms = 10_000;
+    host.limits.max_clock_jump_ms = 10_000;
     g.next_id(&state, &mut host).unwrap(); // the first mark since start: nothing to compare
     host.advance_us(3_600_000_000); // an hour idle, by both clocks
     g.next_id(&state, &mut host).unwrap();
@@ -413,7 +413,7 @@ fn a_wall_clock_jump_past_the_guard_is_refused_and_elapsed_time_is_not() {
     host.step_wall_ms(-60_000); // corrected: ids resume at once, under the old lease
     assert!(g.next_id(&state, &mut host).is_ok());
     assert_eq!(host.marks.len(), marks);
-    host.max_jump_ms = 0; // the guard off: the same jump leases
+    host.limits.max_clock_jump_ms = 0; // the guard off: the same jump leases
     host.step_wall_ms(60_000);
     assert!(g.next_id(&state, &mut host).is_ok());
 }
@@ -448,7 +448,7 @@ fn after_a_replayed_mark_ids_start_above_it_whatever_the_clock() {
     }
     // The standby's clock 12 s behind: more than any lease reaches, so a clock behind; refused.
     let mut s = FakeHost::at(EPOCH_2025 + 100_000 - 12_000);
-    s.max_wait_ms = 500;
+    s.limits.max_clock_wait_ms = 500;
     assert!(matches!(g.next_id(&standby, &mut s), Err(Error::ClockBehind { .. })));
     s.advance_us(15_000_000);
     let first = g.next_id(&standby, &mut s).unwrap();
@@ -459,7 +459,7 @@ fn after_a_replayed_mark_ids_start_above_it_whatever_the_clock() {
         standby.raise_to_mark(g.layout().tick_of_time(ms).unwrap(), ms, 12);
     }
     let mut s = FakeHost::at(EPOCH_2025 + 100_000 - 2_000);
-    s.max_wait_ms = 500;
+    s.limits.max_clock_wait_ms = 500;
     assert!(g.next_id(&standby, &mut s).unwrap() > last);
 }
 
@@ -513,7 +513,7 @@ proptest! {
             }
             host.step_wall_ms(step_ms);
             for _ in 0..burst {
-                host.max_wait_ms = 100;
+                host.limits.max_clock_wait_ms = 100;
                 match g.next_id(&state, &mut host) {
                     Ok(id) => {
                         prop_assert!(id > last);
@@ -540,7 +540,7 @@ proptest! {
         for (step_ms, burst) in steps {
             host.step_wall_ms(step_ms);
             for _ in 0..burst {
-                host.max_wait_ms = 200;
+                host.limits.max_clock_wait_ms = 200;
                 match g.next_id(&state, &mut host) {
                     Ok(id) => { prop_assert!(id > last); last = id; }
                     Err(Error::ClockBehind { behind_ms, waited_ms }) => prop_assert!(behind_ms > 0 && waited_ms >= 200),

@@ -57,18 +57,24 @@ pub trait Events {
 }
 
 /// The operator's limits, read when they are needed (off the hot path): they may change by reload.
-pub trait Limits {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
     /// How long a call waits for a clock that is behind the last issued tick (snowflake.max_clock_wait).
-    fn max_clock_wait_ms(&mut self) -> u64;
+    pub max_clock_wait_ms: u64,
     /// How far the wall clock may jump forward, beyond the time that passed, between two leases;
     /// 0: no limit (snowflake.max_clock_jump).
-    fn max_clock_jump_ms(&mut self) -> u64;
+    pub max_clock_jump_ms: u64,
     /// How long a call waits for a new mark to become durable: for another process's write, or,
     /// writing it, for the synchronous standbys (snowflake.max_mark_wait).
-    fn max_mark_wait_ms(&mut self) -> u64;
+    pub max_mark_wait_ms: u64,
+}
+
+/// Where the limits come from: the settings, as they are now.
+pub trait Settings {
+    fn limits(&mut self) -> Limits;
 }
 
 /// Everything the generator needs, in one bound.
-pub trait Host: Clock + Waiter + MarkStore + Processes + Events + Limits {}
+pub trait Host: Clock + Waiter + MarkStore + Processes + Events + Settings {}
 
-impl<T: Clock + Waiter + MarkStore + Processes + Events + Limits> Host for T {}
+impl<T: Clock + Waiter + MarkStore + Processes + Events + Settings> Host for T {}

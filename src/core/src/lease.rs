@@ -5,7 +5,7 @@
 //! under the old mark, or wait briefly for the new one.
 
 use crate::error::Error;
-use crate::host::{Clock, Events, Limits, MarkStore, Processes};
+use crate::host::{Clock, Events, MarkStore, Processes, Settings};
 use crate::layout::Layout;
 use crate::mark_writer::{self, Taken, WriteStep};
 use crate::state::SharedState;
@@ -39,7 +39,7 @@ pub enum Cover {
 /// is writing one. The writer's flag is this process's until the write ends, however it ends: it
 /// is released when this returns or unwinds (a cancelled wait in PostgreSQL), by the host when the
 /// process exits without unwinding, and taken over by the next writer if its holder is gone.
-pub fn cover<H: MarkStore + Processes + Events + Clock + Limits>(
+pub fn cover<H: MarkStore + Processes + Events + Clock + Settings>(
     shared: &SharedState,
     layout: &Layout,
     now_ms: i64,
@@ -68,7 +68,7 @@ pub fn cover<H: MarkStore + Processes + Events + Clock + Limits>(
         return Ok(Cover::Done);
     }
     let mono_us = host.monotonic_us() as i64;
-    check_jump(shared, now_ms, mono_us, host.max_clock_jump_ms())?;
+    check_jump(shared, now_ms, mono_us, host.limits().max_clock_jump_ms)?;
     if let Err(e) = host.persist_mark(new_ms, &writer) {
         if matches!(e, Error::StandbysDidNotConfirm { .. }) {
             shared.stats.standby_wait_timeouts.fetch_add(1, Relaxed);
@@ -124,7 +124,7 @@ pub fn final_mark(shared: &SharedState, layout: &Layout) -> Option<i64> {
 
 /// The worker's periodic check: renew the mark if ids were issued within the last lease and less
 /// than [`RENEW_BELOW_MS`] of it is left. An idle server writes nothing.
-pub fn renew_if_due<H: MarkStore + Processes + Events + Clock + Limits>(
+pub fn renew_if_due<H: MarkStore + Processes + Events + Clock + Settings>(
     shared: &SharedState,
     layout: &Layout,
     now_ms: i64,

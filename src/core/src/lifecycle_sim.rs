@@ -20,7 +20,7 @@
 
 use crate::error::Error;
 use crate::generator::Generator;
-use crate::host::{Clock, Events, Limits, MarkStore, Processes, Waiter};
+use crate::host::{Clock, Events, Limits, MarkStore, Processes, Settings, Waiter};
 use crate::layout::Layout;
 use crate::lease::{self, MAX_LEASE_MS};
 use crate::lease_record::LeaseRecord;
@@ -307,15 +307,9 @@ impl Events for SimHost<'_> {
     fn clock_went_back(&mut self, _: i64) {}
 }
 
-impl Limits for SimHost<'_> {
-    fn max_clock_wait_ms(&mut self) -> u64 {
-        MAX_CLOCK_WAIT_MS
-    }
-    fn max_clock_jump_ms(&mut self) -> u64 {
-        0
-    }
-    fn max_mark_wait_ms(&mut self) -> u64 {
-        MAX_MARK_WAIT_MS
+impl Settings for SimHost<'_> {
+    fn limits(&mut self) -> Limits {
+        Limits { max_clock_wait_ms: MAX_CLOCK_WAIT_MS, max_clock_jump_ms: 0, max_mark_wait_ms: MAX_MARK_WAIT_MS }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::generator::Generator;
-use crate::host::{Clock, Events, Limits, MarkStore, Processes, Waiter};
+use crate::host::{Clock, Events, Limits, MarkStore, Processes, Settings, Waiter};
 use crate::layout::tests::{seed_layout, EPOCH_2025};
 use crate::mark_writer::{MarkWriter, WriteStep};
 use crate::state::SharedState;
@@ -28,9 +28,7 @@ pub(crate) struct FakeHost {
     /// The wall clock stands still: pauses pass only on the monotonic clock.
     pub(crate) wall_frozen: bool,
     pub(crate) warnings: Vec<i64>,
-    pub(crate) max_wait_ms: u64,
-    pub(crate) max_jump_ms: u64,
-    pub(crate) max_mark_wait_ms: u64,
+    pub(crate) limits: Limits,
     /// This process's id, and the processes that no longer exist.
     pub(crate) pid: i32,
     pub(crate) gone: Vec<i32>,
@@ -50,9 +48,7 @@ impl FakeHost {
             persist_panics: false,
             wall_frozen: false,
             warnings: vec![],
-            max_wait_ms: 1000,
-            max_jump_ms: 0,
-            max_mark_wait_ms: 5000,
+            limits: Limits { max_clock_wait_ms: 1000, max_clock_jump_ms: 0, max_mark_wait_ms: 5000 },
             pid: 1,
             gone: vec![],
             write_us: 0,
@@ -126,15 +122,9 @@ impl Events for FakeHost {
     }
 }
 
-impl Limits for FakeHost {
-    fn max_clock_wait_ms(&mut self) -> u64 {
-        self.max_wait_ms
-    }
-    fn max_clock_jump_ms(&mut self) -> u64 {
-        self.max_jump_ms
-    }
-    fn max_mark_wait_ms(&mut self) -> u64 {
-        self.max_mark_wait_ms
+impl Settings for FakeHost {
+    fn limits(&mut self) -> Limits {
+        self.limits
     }
 }
 
@@ -194,14 +184,8 @@ impl Events for ThreadHost {
         self.1.fetch_add(1, Ordering::Relaxed);
     }
 }
-impl Limits for ThreadHost {
-    fn max_clock_wait_ms(&mut self) -> u64 {
-        60_000
-    }
-    fn max_clock_jump_ms(&mut self) -> u64 {
-        0
-    }
-    fn max_mark_wait_ms(&mut self) -> u64 {
-        60_000
+impl Settings for ThreadHost {
+    fn limits(&mut self) -> Limits {
+        Limits { max_clock_wait_ms: 60_000, max_clock_jump_ms: 0, max_mark_wait_ms: 60_000 }
     }
 }

@@ -11,7 +11,7 @@ use loom::sync::Arc;
 use loom::thread;
 use pg_snowflake_core::error::Error;
 use pg_snowflake_core::generator::Generator;
-use pg_snowflake_core::host::{Clock, Events, Limits, MarkStore, Processes};
+use pg_snowflake_core::host::{Clock, Events, Limits, MarkStore, Processes, Settings};
 use pg_snowflake_core::lease::{self, Cover};
 use pg_snowflake_core::mark_writer::{self, MarkWriter, Taken};
 use pg_snowflake_core::state::SharedState;
@@ -170,15 +170,9 @@ impl Clock for Writer {
         0
     }
 }
-impl Limits for Writer {
-    fn max_clock_wait_ms(&mut self) -> u64 {
-        1000
-    }
-    fn max_clock_jump_ms(&mut self) -> u64 {
-        0
-    }
-    fn max_mark_wait_ms(&mut self) -> u64 {
-        1000
+impl Settings for Writer {
+    fn limits(&mut self) -> Limits {
+        Limits { max_clock_wait_ms: 1000, max_clock_jump_ms: 0, max_mark_wait_ms: 1000 }
     }
 }
 
