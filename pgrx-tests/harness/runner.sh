@@ -58,7 +58,7 @@ run_scenario() {
   printf 'pg%s %s %-40s FAILED (%ss)\n' "$PG_MAJOR" "$KIND" "$name" "$((SECONDS - started))"
   cat "$SCRATCH/$name.diff"
   for log in "$SCRATCH"/*.log; do
-    grep -H -E 'PANIC|FATAL|ERROR|WARNING' "$log" | tail -n 20 || true
+    grep -H -E 'PANIC|FATAL|ERROR|WARNING' "$log" 2>/dev/null | tail -n 20 || true
   done
   return 1
 }
@@ -117,7 +117,7 @@ run_scenarios() {
     cat "$SCRATCH/lane$i.out"
     passed=$((passed + $(grep -cE "^pg[0-9]+ [a-z]+ +[a-z0-9_]+ +ok \(" "$SCRATCH/lane$i.out" || true)))
     failed=$((failed + $(grep -cE "^pg[0-9]+ [a-z]+ +[a-z0-9_]+ +FAILED \(" "$SCRATCH/lane$i.out" || true)))
-    rm -rf "$SCRATCH/lane$i" "$SCRATCH/lane$i.out"
+    [ -n "${KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH/lane$i" "$SCRATCH/lane$i.out"
   done
   for f in "${alone[@]}"; do
     if run_scenario "$f"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi

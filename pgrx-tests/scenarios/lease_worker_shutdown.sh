@@ -15,12 +15,14 @@ psql_on main -c "ALTER SYSTEM SET snowflake.lease_sync = on" -c "ALTER SYSTEM SE
   -c "SELECT pg_reload_conf()" >/dev/null
 psql_on main -c "DO \$\$ BEGIN WHILE clock_timestamp() < now() + interval '60 seconds' LOOP PERFORM snowflake_nextval(); END LOOP; END \$\$" >/dev/null 2>&1 &
 sleep 1.5
-psql_on main -c "ALTER SYSTEM SET synchronous_standby_names = 'nosuch'" -c "SELECT pg_reload_conf()" >/dev/null
+# (The session's long statement keeps the settings it began with; the worker reloads them.)
+psql_on main -c "ALTER SYSTEM SET synchronous_standby_names = 'nosuch'" -c "SELECT pg_reload_conf()" \
+  -c "SELECT snowflake_stats_reset()" >/dev/null
 for _ in $(seq 1 100); do
-  [ "$(psql_on main -At -c "SELECT standby_waits > 0 FROM snowflake_stats()")" = t ] && break
+  [ "$(psql_on main -At -c "SELECT writer_waits > 0 FROM snowflake_stats()")" = t ] && break
   sleep 0.1
 done
-echo "the worker's renewal waits for the synchronous standbys: $(psql_on main -At -c "SELECT standby_waits > 0 FROM snowflake_stats()")"
+echo "the session waits for the worker's mark write: $(psql_on main -At -c "SELECT writer_waits > 0 FROM snowflake_stats()")"
 if as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/main" -m fast -w -t 30 stop >/dev/null 2>&1; then
   echo "a fast shutdown completed: the worker ended on SIGTERM in its wait"
 else
