@@ -86,7 +86,7 @@ fi
 # etcd-server; it runs them on 127.0.0.1 with the tests' PostgreSQL 15, and installing them
 # starts no service of theirs that it uses. The mark_io_faults scenario (15 only) needs strace; the
 # manual's site (the manual_site scenario, 15 only) is looked at in Debian's chromium.
-[[ " $VERSIONS " == *" 15 "* ]] && ensure_debian_packages postgresql-15-auto-failover postgresql-15-partman patroni etcd-server curl strace chromium
+[[ " $VERSIONS " == *" 15 "* ]] && ensure_debian_packages postgresql-15-auto-failover postgresql-15-partman patroni etcd-server curl strace chromium prometheus prometheus-postgres-exporter
 # shellcheck disable=SC2086
 ensure_setup $VERSIONS
 new_scratch
