@@ -61,19 +61,6 @@ GRANT EXECUTE ON FUNCTION snowflake.snowflake_stats(), snowflake.snowflake_layou
 CREATE ROLE monitor LOGIN IN ROLE pg_monitor;
 CREATE ROLE nogrant LOGIN;
 SQL
-# A known load: 5,000 ids; 10,000 more with the clock 100 ms back (more than a tick's sequence: they
-# wait for the clock); 10,000 with the clock an hour back, given up after snowflake.max_clock_wait
-# (500 ms).
-psql_on main -At -c "SELECT 'ids: ' || count(snowflake_nextval()) FROM generate_series(1, 5000)"
-psql_on main -At -c "SET snowflake.fault_clock_offset = '-100ms'" -c "SET client_min_messages = error" \
-  -c "SELECT 'ids with the clock 100 ms back: ' || count(snowflake_nextval()) FROM generate_series(1, 10000)"
-{ psql_on main -At -c "SET snowflake.fault_clock_offset = '-1h'" -c "SET client_min_messages = error" \
-    -c "SELECT count(snowflake_nextval()) FROM generate_series(1, 10000)" 2>&1 || true; } \
-  | sed -n 's/^.*ERROR: *\(the system clock is\) [0-9]* ms \(behind the last snowflake id\).*$/with the clock an hour back: \1 N ms \2 .../p'
-# Idle, so that no lease is renewed while we scrape and query.
-lease_spent main
-sleep 1.2
-
 # The exporters: started here, stopped on exit.
 exporter_pids=()
 stop_exporters() {
@@ -93,7 +80,7 @@ exporter() {
     prometheus-postgres-exporter --web.listen-address="127.0.0.1:$port" --extend.query-path="$queries" \
     --log.level=info "$@" >"$SCRATCH/exporter_$name.log" 2>&1 &
   exporter_pids+=($!)
-  eval "port_$name=$port"
+  eval "port_$name=$port pid_$name=$!"
   for i in $(seq 1 100); do
     curl -fsS -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null && return 0
     sleep 0.1
@@ -101,12 +88,30 @@ exporter() {
   cat "$SCRATCH/exporter_$name.log" >&2
   die "the exporter $name did not answer"
 }
-# scrape NAME: its metrics into $SCRATCH/scrape_NAME.txt.
+# scrape NAME [FILE]: its metrics into $SCRATCH/scrape_FILE.txt (default: NAME).
 scrape() {
   local port_var="port_$1"
-  curl -fsS "http://127.0.0.1:${!port_var}/metrics" >"$SCRATCH/scrape_$1.txt"
+  curl -fsS "http://127.0.0.1:${!port_var}/metrics" >"$SCRATCH/scrape_${2:-$1}.txt"
 }
-alive() { kill -0 "${exporter_pids[$1]}" 2>/dev/null && echo yes || echo no; }
+alive() { local pid_var="pid_$1"; kill -0 "${!pid_var}" 2>/dev/null && echo yes || echo no; }
+# Before any id: what snowflake_stats() has as NULL is NaN.
+exporter good monitor postgres "$MON/queries.yaml"
+scrape good fresh
+echo "before any id: snowflake_last_issued_timestamp_seconds $(python3 "$PY" value "$SCRATCH/scrape_fresh.txt" snowflake_last_issued_timestamp_seconds)," \
+  "NULL in snowflake_stats(): $(psql_on main -At -c "SELECT last_issued IS NULL FROM snowflake_stats()")"
+# A known load: 5,000 ids; 10,000 more with the clock 100 ms back (more than a tick's sequence: they
+# wait for the clock); 10,000 with the clock an hour back, given up after snowflake.max_clock_wait
+# (500 ms).
+psql_on main -At -c "SELECT 'ids: ' || count(snowflake_nextval()) FROM generate_series(1, 5000)"
+psql_on main -At -c "SET snowflake.fault_clock_offset = '-100ms'" -c "SET client_min_messages = error" \
+  -c "SELECT 'ids with the clock 100 ms back: ' || count(snowflake_nextval()) FROM generate_series(1, 10000)"
+{ psql_on main -At -c "SET snowflake.fault_clock_offset = '-1h'" -c "SET client_min_messages = error" \
+    -c "SELECT count(snowflake_nextval()) FROM generate_series(1, 10000)" 2>&1 || true; } \
+  | sed -n 's/^.*ERROR: *\(the system clock is\) [0-9]* ms \(behind the last snowflake id\).*$/with the clock an hour back: \1 N ms \2 .../p'
+# Idle, so that no lease is renewed while we scrape and query.
+lease_spent main
+sleep 1.2
+
 expected_json() {
   psql_on main -d "${1:-postgres}" -At <<'SQL'
 SELECT json_build_object(
@@ -141,7 +146,6 @@ SQL
 }
 
 echo "-- the exporter as a role with pg_monitor"
-exporter good monitor postgres "$MON/queries.yaml"
 scrape good
 expected_json >"$SCRATCH/expected.json"
 python3 "$PY" compare "$SCRATCH/scrape_good.txt" "$SCRATCH/expected.json"
@@ -175,7 +179,7 @@ echo "snowflake samples: $(python3 "$PY" count "$SCRATCH/scrape_nogrant.txt" sno
 echo "pg_up $(python3 "$PY" value "$SCRATCH/scrape_nogrant.txt" pg_up), pg_exporter_last_scrape_error $(python3 "$PY" value "$SCRATCH/scrape_nogrant.txt" pg_exporter_last_scrape_error)"
 grep -o 'Error running query on database [^ ]*: snowflake pq: permission denied for function snowflake_stats' "$SCRATCH/exporter_nogrant.log" \
   | sed 's/database [^ ]*:/database "...":/' | sort | uniq -c | sed 's/^ *\([0-9]*\) /its log, \1 times (2 scrapes): /'
-echo "the exporter still serves: $(alive 2)"
+echo "the exporter still serves: $(alive nogrant)"
 
 echo "-- a database without the extension"
 exporter plain monitor plain "$MON/queries.yaml"
