@@ -4,10 +4,10 @@
 #   target/packages/postgresql-<N>-pg-snowflake_<version>_amd64.deb      (dpkg-deb --root-owner-group)
 #     for Debian's and PGDG's postgresql-<N>: Depends: postgresql-<N>; the library in
 #     /usr/lib/postgresql/<N>/lib, the control file and SQL scripts in
-#     /usr/share/postgresql/<N>/extension, the copyright file and README in
-#     /usr/share/doc/postgresql-<N>-pg-snowflake/
+#     /usr/share/postgresql/<N>/extension, the copyright file, README and monitoring/ (Prometheus:
+#     docs/monitoring.md) in /usr/share/doc/postgresql-<N>-pg-snowflake/
 #   target/packages/postgresql-<N>-pg-snowflake_<version>_amd64.tar.gz   (other systems)
-#     postgresql-<N>-pg-snowflake_<version>_amd64/{lib,extension}/ with INSTALL, LICENSE, README.md:
+#     postgresql-<N>-pg-snowflake_<version>_amd64/{lib,extension,monitoring}/ with INSTALL, LICENSE, README.md:
 #     the files go where that server's pg_config --pkglibdir and --sharedir/extension say.
 # The packages are built against the tests' PostgreSQL <N> (PyPI's build: the same major has the
 # same ABI), whose pg_config reports other directories than Debian's: they are mapped here.
@@ -90,6 +90,8 @@ package() {
     install -m 644 "$f" "$stage/usr/share/postgresql/$major/extension/"
   done
   install -m 644 "$PROJECT_DIR/README.md" "$doc/README.md"
+  install -d "$doc/monitoring"
+  install -m 644 "$PROJECT_DIR"/monitoring/*.yaml "$doc/monitoring/"
   {
     echo "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
     echo "Upstream-Name: pg_snowflake"
@@ -135,6 +137,7 @@ EOF
   cp "$stage/usr/lib/postgresql/$major/lib/pg_snowflake.so" "$tardir/lib/"
   cp "$stage/usr/share/postgresql/$major/extension/"* "$tardir/extension/"
   cp "$PROJECT_DIR/LICENSE" "$PROJECT_DIR/README.md" "$tardir/"
+  cp -r "$doc/monitoring" "$tardir/"
   cat >"$tardir/INSTALL" <<EOF
 pg_snowflake $VERSION for PostgreSQL $major ($ARCH, Linux, glibc). As root, with the pg_config of
 the PostgreSQL $major server on PATH:
@@ -150,6 +153,9 @@ number unique to this server>; restart; then in each database, as a superuser (R
   GRANT USAGE ON SCHEMA snowflake TO PUBLIC;
   REVOKE CREATE ON SCHEMA public FROM PUBLIC;   -- PostgreSQL 14 only
   ALTER DATABASE mydb SET search_path = "\$user", public, snowflake;
+
+For Prometheus, monitoring/ holds postgres_exporter's queries (queries.yaml), alert rules
+(alerts.yaml) and their promtool tests: see the manual's page Monitoring (docs/monitoring.md).
 
 See README.md.
 EOF

@@ -1,7 +1,7 @@
 # The packages of one PostgreSQL major, as pgrx-tests/package.sh wrote them: the Debian package's
 # control fields, every file with its mode and owner, its md5sums, the copyright file; the library
 # is a release build for PostgreSQL (magic block, _PG_init) without the test-only fault injection;
-# the tarball holds the same files. (The major is printed as <N>, the version as <version>.)
+# the tarball holds the same files; the monitoring files (docs/monitoring.md) are the checkout's. (The major is printed as <N>, the version as <version>.)
 version=$(cargo_version)
 arch=$(dpkg --print-architecture)
 name="postgresql-$PG_MAJOR-pg-snowflake"
@@ -29,6 +29,9 @@ sed -n '1,/^License:/p' "$doc/copyright"
 diff <(sed -n '/^Permission to use/,$p' "$PROJECT_DIR/LICENSE") <(sed -n '/^ Permission to use/,$p' "$doc/copyright" | sed 's/^ //; s/^\.$//') \
   && echo "  its licence text is LICENSE's"
 cmp -s "$PROJECT_DIR/README.md" "$doc/README.md" && echo "README.md: the checkout's"
+for f in "$PROJECT_DIR"/monitoring/*.yaml; do
+  cmp -s "$f" "$doc/monitoring/${f##*/}" && echo "monitoring/${f##*/}: the checkout's"
+done
 so="$x/usr/lib/postgresql/$PG_MAJOR/lib/pg_snowflake.so"
 file -b "$so" | cut -d, -f1-2
 echo "needs: $(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')"
@@ -53,5 +56,9 @@ done
 for f in "$tdir"/extension/*; do
   cmp -s "$f" "$x/usr/share/postgresql/$PG_MAJOR/extension/${f##*/}" || same="no: extension/${f##*/}"
 done
+for f in "$tdir"/monitoring/*; do
+  cmp -s "$f" "$doc/monitoring/${f##*/}" || same="no: monitoring/${f##*/}"
+done
 [ "$(find "$tdir/lib" "$tdir/extension" -name "pg_snowflake*" | wc -l)" = "$(dpkg-deb -c "$deb" | grep -c 'pg_snowflake[-.]')" ] || same="no: not the same files"
-echo "its library and SQL files are the Debian package's: $same"
+[ "$(find "$tdir/monitoring" -type f | wc -l)" = "$(dpkg-deb -c "$deb" | grep -c '/monitoring/.')" ] || same="no: not the same monitoring files"
+echo "its library, SQL and monitoring files are the Debian package's: $same"

@@ -1,0 +1,115 @@
+"""The monitoring scenario's checks of a postgres_exporter scrape (Prometheus' text format).
+
+  monitoring.py compare SCRAPE EXPECTED_JSON   each metric of monitoring/queries.yaml against the
+                                               values snowflake_stats() and snowflake_layout() gave
+  monitoring.py value SCRAPE NAME              the value of the one sample NAME (or "none")
+  monitoring.py count SCRAPE PREFIX            how many samples have a name starting with PREFIX
+
+EXPECTED_JSON is one object: "columns" (snowflake_stats()'s columns, in order), "values" (metric
+name -> the value computed from the functions' row, independently of the queries file) and
+"info" (the info metric's labels). Prints one line per check, the same on every run: results, never
+the varying numbers.
+"""
+import json
+import math
+import re
+import sys
+
+# Each column of snowflake_stats(), and the metric that carries it: the info metric's labels for
+# the two that are no numbers.
+METRIC_OF_COLUMN = {
+    "ids_issued": "snowflake_ids_issued_total",
+    "sequence_waits": "snowflake_sequence_waits_total",
+    "clock_rollbacks": "snowflake_clock_rollbacks_total",
+    "largest_rollback_ms": "snowflake_largest_rollback_seconds",
+    "wait_time_ms": "snowflake_wait_time_seconds_total",
+    "last_issued": "snowflake_last_issued_timestamp_seconds",
+    "high_water_mark": "snowflake_high_water_mark_timestamp_seconds",
+    "mark_writes": "snowflake_mark_writes_total",
+    "mark_waits": "snowflake_mark_waits_total",
+    "machine_id": "snowflake_server_info (label machine_id)",
+    "layout": "snowflake_server_info (label layout)",
+    "stats_reset": "snowflake_stats_reset_timestamp_seconds",
+    "mark_ahead_ms": "snowflake_mark_ahead_seconds",
+    "writer_waits": "snowflake_writer_waits_total",
+    "mark_wait_timeouts": "snowflake_mark_wait_timeouts_total",
+    "writer_takeovers": "snowflake_writer_takeovers_total",
+    "standby_waits": "snowflake_standby_waits_total",
+    "standby_wait_timeouts": "snowflake_standby_wait_timeouts_total",
+    "clock_waits": "snowflake_clock_waits_total",
+    "clock_wait_timeouts": "snowflake_clock_wait_timeouts_total",
+}
+# Of snowflake_layout(): when the timestamp field ends, and the most ids per second.
+LAYOUT_METRICS = ["snowflake_timestamp_field_ends_timestamp_seconds", "snowflake_ids_per_second_max"]
+# The mark's lead moves with the clock between the scrape and the query: this much is the same.
+# Everything else is equal (to a rounding of its decimal text).
+TOLERANCE = {"snowflake_mark_ahead_seconds": 2.0}
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse(path):
+    """(samples, types): samples as (name, labels, value); types: name -> counter|gauge|..."""
+    samples, types = [], {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("# TYPE "):
+                _, _, name, kind = line.split(" ", 3)
+                types[name] = kind
+            elif line and not line.startswith("#"):
+                m = SAMPLE.match(line)
+                if not m:
+                    raise SystemExit(f"{path}: not a sample: {line}")
+                labels = {k: v.replace('\\"', '"').replace("\\\\", "\\") for k, v in LABEL.findall(m.group(3) or "")}
+                samples.append((m.group(1), labels, float(m.group(4))))
+    return samples, types
+
+
+def compare(scrape, expected_path):
+    samples, types = parse(scrape)
+    with open(expected_path, encoding="utf-8") as f:
+        expected = json.load(f)
+    print("every column of snowflake_stats() has a metric:",
+          "yes" if expected["columns"] == list(METRIC_OF_COLUMN) else f"no: the columns are {expected['columns']}")
+    ours = sorted({n for n, _, _ in samples if n.startswith("snowflake_")})
+    wanted = sorted({m for m in METRIC_OF_COLUMN.values() if " " not in m} | set(LAYOUT_METRICS) | {"snowflake_server_info"})
+    print("the snowflake metrics scraped are those expected:", "yes" if ours == wanted else
+          f"no: missing {sorted(set(wanted) - set(ours))}, unexpected {sorted(set(ours) - set(wanted))}")
+    for name in wanted:
+        found = [(labels, v) for n, labels, v in samples if n == name]
+        if len(found) != 1:
+            print(f"{name}: {len(found)} samples, not one")
+            continue
+        labels, value = found[0]
+        kind = "counter" if name.endswith("_total") else "gauge"
+        if types.get(name) != kind:
+            print(f"{name}: type {types.get(name)}, not {kind}")
+        if name == "snowflake_server_info":
+            got = {k: labels.get(k) for k in expected["info"]}
+            print(f"{name}: value {value:g}, labels match:", "yes" if got == expected["info"] and value == 1 else f"no: {got}")
+            continue
+        want = expected["values"].get(name)
+        if want is None:
+            same = math.isnan(value)
+        else:
+            same = abs(value - float(want)) <= TOLERANCE.get(name, 1e-5)
+        print(f"{name} ({kind}) matches snowflake_{'layout' if name in LAYOUT_METRICS else 'stats'}():", "yes" if same else "no")
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "compare":
+        compare(sys.argv[2], sys.argv[3])
+    elif cmd == "value":
+        found = [v for n, _, v in parse(sys.argv[2])[0] if n == sys.argv[3]]
+        print(f"{found[0]:g}" if len(found) == 1 else "none" if not found else f"{len(found)} samples")
+    elif cmd == "count":
+        print(sum(1 for n, _, _ in parse(sys.argv[2])[0] if n.startswith(sys.argv[3])))
+    else:
+        raise SystemExit(f"unknown command {cmd}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+# majors: 15
+# Monitoring (docs/monitoring.md) with the real tools, Debian's prometheus-postgres-exporter 0.11.1
+# and prometheus 2.42's promtool (test.sh installs both): the rule file passes `promtool check
+# rules`, and `promtool test rules` runs a firing and a silent case of each alert; copies with an
+# alert's condition loosened or made slower must fail that test. The exporter, started with
+# monitoring/queries.yaml against a cluster after a known load (ids, clock steps back, a clock
+# wait given up), is scraped with curl: each metric's value and type against snowflake_stats()
+# and snowflake_layout(), as a role that has only pg_monitor (here with EXECUTE revoked from PUBLIC
+# and granted to pg_monitor); a copy of the queries file with one column wrong must be caught.
+# Bad input: a role without the grant gets a clear error in the exporter's log and
+# pg_exporter_last_scrape_error 1, the exporter still serving; a database without the extension
+# gives no snowflake metric and no error (where a plain call of snowflake_stats() fails every
+# scrape); --auto-discover-databases with a second database with the extension repeats no series.
+# The exporters listen on 127.0.0.1 only, on free ports, and are stopped at the end.
+MON=$PROJECT_DIR/monitoring
+PY=$PROJECT_DIR/pgrx-tests/scenarios/monitoring.py
+
+echo "-- promtool"
+promtool check rules "$MON/alerts.yaml" 2>&1 | sed "s#$MON/##; /^$/d"
+(cd "$MON" && promtool test rules alerts_test.yaml 2>&1) | grep -E 'SUCCESS|FAILED'
+
+# Negative controls: each alert made to fire where it should not (its condition loosened), or
+# not to fire in time (its for: made long); the unit test must fail on every copy.
+mutant() {
+  local what=$1 from=$2 to=$3 dir="$SCRATCH/mutant"
+  rm -rf "$dir"; mkdir -p "$dir"
+  cp "$MON/alerts_test.yaml" "$dir/"
+  python3 - "$MON/alerts.yaml" "$dir/alerts.yaml" "$from" "$to" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+assert text.count(sys.argv[3]) == 1, f"not once in alerts.yaml: {sys.argv[3]}"
+open(sys.argv[2], "w").write(text.replace(sys.argv[3], sys.argv[4]))
+PY
+  if (cd "$dir" && promtool test rules alerts_test.yaml >/dev/null 2>&1); then
+    echo "$what: the unit test still passes (it should fail)"
+  else
+    echo "$what: the unit test fails"
+  fi
+}
+mutant "clock wait timeouts, any value fires" "increase(snowflake_clock_wait_timeouts_total[5m]) > 0" "snowflake_clock_wait_timeouts_total >= 0"
+mutant "mark wait timeouts, any value fires" "increase(snowflake_mark_wait_timeouts_total[5m]) > 0" "snowflake_mark_wait_timeouts_total >= 0"
+mutant "standby wait timeouts, any value fires" "increase(snowflake_standby_wait_timeouts_total[5m]) > 0" "snowflake_standby_wait_timeouts_total >= 0"
+mutant "clock rollbacks, any value fires" "increase(snowflake_clock_rollbacks_total[10m]) > 0" "snowflake_clock_rollbacks_total >= 0"
+mutant "mark behind, without the last id's test" "and snowflake_high_water_mark_timestamp_seconds - snowflake_last_issued_timestamp_seconds < 0.25" ""
+mutant "mark behind, without the restart's test" "and snowflake_last_issued_timestamp_seconds > snowflake_stats_reset_timestamp_seconds" ""
+mutant "writer takeovers, any value fires" "increase(snowflake_writer_takeovers_total[15m]) > 0" "snowflake_writer_takeovers_total >= 0"
+mutant "duplicate machine id, standbys counted" 'snowflake_server_info{in_recovery="false", machine_id!=""}' 'snowflake_server_info{machine_id!=""}'
+mutant "timestamp bits, two years ahead fires" "time() < 365 * 86400" "time() < 3 * 365 * 86400"
+mutant "timestamp bits, for: 3h" $'for: 1h\n' $'for: 3h\n'
+
+echo "-- a cluster"
+init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" "snowflake.max_clock_wait = 500"
+start_cluster main
+create_extension main
+psql_on main -c "CREATE DATABASE plain" -c "CREATE DATABASE second"
+create_extension main second
+# The manual's set-up for a site that has revoked the functions from PUBLIC: a grant to pg_monitor.
+psql_on main <<'SQL'
+REVOKE EXECUTE ON FUNCTION snowflake.snowflake_stats(), snowflake.snowflake_layout() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake.snowflake_stats(), snowflake.snowflake_layout() TO pg_monitor;
+CREATE ROLE monitor LOGIN IN ROLE pg_monitor;
+CREATE ROLE nogrant LOGIN;
+SQL
+# The exporters: started here, stopped on exit.
+exporter_pids=()
+stop_exporters() {
+  local pid
+  for pid in "${exporter_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${exporter_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap stop_exporters EXIT
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# exporter NAME ROLE DB QUERIES [FLAGS...]: a postgres_exporter as ROLE on database DB of cluster
+# main, serving on 127.0.0.1:$port_NAME (its log in $SCRATCH/exporter_NAME.log), once it answers.
+exporter() {
+  local name=$1 role=$2 db=$3 queries=$4 port i
+  shift 4
+  port=$(free_port)
+  DATA_SOURCE_NAME="host=$SCRATCH port=$(port_of main) user=$role dbname=$db sslmode=disable" \
+    prometheus-postgres-exporter --web.listen-address="127.0.0.1:$port" --extend.query-path="$queries" \
+    --log.level=info "$@" >"$SCRATCH/exporter_$name.log" 2>&1 &
+  exporter_pids+=($!)
+  eval "port_$name=$port pid_$name=$!"
+  for i in $(seq 1 100); do
+    curl -fsS -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  cat "$SCRATCH/exporter_$name.log" >&2
+  die "the exporter $name did not answer"
+}
+# scrape NAME [FILE]: its metrics into $SCRATCH/scrape_FILE.txt (default: NAME).
+scrape() {
+  local port_var="port_$1"
+  curl -fsS "http://127.0.0.1:${!port_var}/metrics" >"$SCRATCH/scrape_${2:-$1}.txt"
+}
+alive() { local pid_var="pid_$1"; kill -0 "${!pid_var}" 2>/dev/null && echo yes || echo no; }
+# Before any id: what snowflake_stats() has as NULL is NaN.
+exporter good monitor postgres "$MON/queries.yaml"
+scrape good fresh
+echo "before any id: snowflake_last_issued_timestamp_seconds $(python3 "$PY" value "$SCRATCH/scrape_fresh.txt" snowflake_last_issued_timestamp_seconds)," \
+  "NULL in snowflake_stats(): $(psql_on main -At -c "SELECT last_issued IS NULL FROM snowflake_stats()")"
+# A known load: 5,000 ids; 10,000 more with the clock 100 ms back (more than a tick's sequence: they
+# wait for the clock); 10,000 with the clock an hour back, given up after snowflake.max_clock_wait
+# (500 ms).
+psql_on main -At -c "SELECT 'ids: ' || count(snowflake_nextval()) FROM generate_series(1, 5000)"
+psql_on main -At -c "SET snowflake.fault_clock_offset = '-100ms'" -c "SET client_min_messages = error" \
+  -c "SELECT 'ids with the clock 100 ms back: ' || count(snowflake_nextval()) FROM generate_series(1, 10000)"
+{ psql_on main -At -c "SET snowflake.fault_clock_offset = '-1h'" -c "SET client_min_messages = error" \
+    -c "SELECT count(snowflake_nextval()) FROM generate_series(1, 10000)" 2>&1 || true; } \
+  | sed -n 's/^.*ERROR: *\(the system clock is\) [0-9]* ms \(behind the last snowflake id\).*$/with the clock an hour back: \1 N ms \2 .../p'
+# Idle, so that no lease is renewed while we scrape and query.
+lease_spent main
+sleep 1.2
+
+expected_json() {
+  psql_on main -d "${1:-postgres}" -At <<'SQL'
+SELECT json_build_object(
+  'columns', (SELECT json_agg(a.attname ORDER BY a.attnum) FROM pg_attribute a
+              WHERE a.attrelid = (SELECT typrelid FROM pg_type WHERE oid = 'snowflake.snowflake_stats'::regtype)
+                AND a.attnum > 0 AND NOT a.attisdropped),
+  'values', json_build_object(
+    'snowflake_ids_issued_total', s.ids_issued,
+    'snowflake_sequence_waits_total', s.sequence_waits,
+    'snowflake_clock_rollbacks_total', s.clock_rollbacks,
+    'snowflake_largest_rollback_seconds', s.largest_rollback_ms / 1000.0,
+    'snowflake_wait_time_seconds_total', s.wait_time_ms / 1000.0,
+    'snowflake_last_issued_timestamp_seconds', extract(epoch FROM s.last_issued),
+    'snowflake_high_water_mark_timestamp_seconds', extract(epoch FROM s.high_water_mark),
+    'snowflake_mark_writes_total', s.mark_writes,
+    'snowflake_mark_waits_total', s.mark_waits,
+    'snowflake_stats_reset_timestamp_seconds', extract(epoch FROM s.stats_reset),
+    'snowflake_mark_ahead_seconds', s.mark_ahead_ms / 1000.0,
+    'snowflake_writer_waits_total', s.writer_waits,
+    'snowflake_mark_wait_timeouts_total', s.mark_wait_timeouts,
+    'snowflake_writer_takeovers_total', s.writer_takeovers,
+    'snowflake_standby_waits_total', s.standby_waits,
+    'snowflake_standby_wait_timeouts_total', s.standby_wait_timeouts,
+    'snowflake_clock_waits_total', s.clock_waits,
+    'snowflake_clock_wait_timeouts_total', s.clock_wait_timeouts,
+    'snowflake_timestamp_field_ends_timestamp_seconds', extract(epoch FROM l.timestamp_field_ends),
+    'snowflake_ids_per_second_max', l.ids_per_second),
+  'info', json_build_object('machine_id', coalesce(s.machine_id::text, ''), 'layout', s.layout,
+                            'in_recovery', pg_is_in_recovery()::text))
+FROM snowflake_stats() s, snowflake_layout() l
+SQL
+}
+
+echo "-- the exporter as a role with pg_monitor"
+scrape good
+expected_json >"$SCRATCH/expected.json"
+python3 "$PY" compare "$SCRATCH/scrape_good.txt" "$SCRATCH/expected.json"
+python3 - "$SCRATCH/expected.json" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))["values"]
+yes = lambda b: "yes" if b else "no"
+print("the load is seen: ids", yes(v["snowflake_ids_issued_total"] >= 15000), "| rollbacks", yes(v["snowflake_clock_rollbacks_total"] >= 2),
+      "| clock waits", yes(v["snowflake_clock_waits_total"] >= 2), "| a clock wait given up", yes(v["snowflake_clock_wait_timeouts_total"] == 1),
+      "| mark writes", yes(v["snowflake_mark_writes_total"] >= 1))
+PY
+echo "pg_up $(python3 "$PY" value "$SCRATCH/scrape_good.txt" pg_up), pg_exporter_last_scrape_error $(python3 "$PY" value "$SCRATCH/scrape_good.txt" pg_exporter_last_scrape_error)"
+{ grep -E '^# (HELP|TYPE) snowflake_' "$SCRATCH/scrape_good.txt"; grep '^snowflake_' "$SCRATCH/scrape_good.txt"; } \
+  | promtool check metrics >"$SCRATCH/lint.txt" 2>&1 && echo "promtool check metrics on the snowflake metrics: no problem" \
+  || { echo "promtool check metrics on the snowflake metrics:"; cat "$SCRATCH/lint.txt"; }
+
+echo "-- negative control: a copy of the queries file whose ids_issued_total reads mark_writes"
+sed 's/x.ids_issued AS ids_issued_total/x.mark_writes AS ids_issued_total/' "$MON/queries.yaml" >"$SCRATCH/broken.yaml"
+cmp -s "$MON/queries.yaml" "$SCRATCH/broken.yaml" && die "the broken copy is no different"
+exporter broken monitor postgres "$SCRATCH/broken.yaml"
+scrape broken
+expected_json >"$SCRATCH/expected_broken.json"
+python3 "$PY" compare "$SCRATCH/scrape_broken.txt" "$SCRATCH/expected_broken.json" | grep -v ': yes$'
+
+echo "-- a role without the grant"
+exporter nogrant nogrant postgres "$MON/queries.yaml"
+scrape nogrant
+sleep 0.5
+scrape nogrant
+echo "snowflake samples: $(python3 "$PY" count "$SCRATCH/scrape_nogrant.txt" snowflake_)"
+echo "pg_up $(python3 "$PY" value "$SCRATCH/scrape_nogrant.txt" pg_up), pg_exporter_last_scrape_error $(python3 "$PY" value "$SCRATCH/scrape_nogrant.txt" pg_exporter_last_scrape_error)"
+grep -o 'Error running query on database [^ ]*: snowflake pq: permission denied for function snowflake_stats' "$SCRATCH/exporter_nogrant.log" \
+  | sed 's/database [^ ]*:/database "...":/' | sort | uniq -c | sed 's/^ *\([0-9]*\) /its log, \1 times (2 scrapes): /'
+echo "the exporter still serves: $(alive nogrant)"
+
+echo "-- a database without the extension"
+exporter plain monitor plain "$MON/queries.yaml"
+scrape plain
+sleep 0.5
+scrape plain
+echo "snowflake samples: $(python3 "$PY" count "$SCRATCH/scrape_plain.txt" snowflake_)"
+echo "pg_up $(python3 "$PY" value "$SCRATCH/scrape_plain.txt" pg_up), pg_exporter_last_scrape_error $(python3 "$PY" value "$SCRATCH/scrape_plain.txt" pg_exporter_last_scrape_error)"
+echo "errors in its log: $(grep -c -i 'err' "$SCRATCH/exporter_plain.log" || true)"
+# Negative control: a naive query, a plain call, fails there at every scrape.
+cat >"$SCRATCH/naive.yaml" <<'YAML'
+snowflake:
+  query: "SELECT ids_issued AS ids_issued_total FROM snowflake.snowflake_stats()"
+  metrics:
+    - ids_issued_total:
+        usage: COUNTER
+        description: "Ids issued"
+YAML
+exporter naive monitor plain "$SCRATCH/naive.yaml"
+scrape naive
+echo "a plain call instead: pg_exporter_last_scrape_error $(python3 "$PY" value "$SCRATCH/scrape_naive.txt" pg_exporter_last_scrape_error)"
+grep -o 'Error running query on database [^ ]*: snowflake pq: [^"]*\\"[^"]*\\"[^"]*' "$SCRATCH/exporter_naive.log" | head -n 1 \
+  | sed 's/database [^ ]*:/database "...":/; s/\\"/"/g; s/^/  its log: /' 
+
+echo "-- --auto-discover-databases (database second has the extension too)"
+exporter discover monitor postgres "$MON/queries.yaml" --auto-discover-databases
+scrape discover
+echo "samples of snowflake_ids_issued_total: $(python3 "$PY" count "$SCRATCH/scrape_discover.txt" snowflake_ids_issued_total)"
+echo "pg_exporter_last_scrape_error $(python3 "$PY" value "$SCRATCH/scrape_discover.txt" pg_exporter_last_scrape_error)"
+# Negative control: without master: true each database with the extension gives its own series.
+sed '/^  master: true$/d' "$MON/queries.yaml" >"$SCRATCH/everywhere.yaml"
+exporter everywhere monitor postgres "$SCRATCH/everywhere.yaml" --auto-discover-databases
+code=$(curl -sS -o "$SCRATCH/scrape_everywhere.txt" -w '%{http_code}' "http://127.0.0.1:$port_everywhere/metrics")
+echo "without master: true, the scrape answers HTTP $code: $(grep -c 'was collected before with the same name and label values' "$SCRATCH/scrape_everywhere.txt" || true) series repeated"
