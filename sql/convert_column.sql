@@ -174,6 +174,12 @@ uses(classid, objid, used_by) AS (
     FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
     WHERE d.adrelid IN (SELECT relid FROM reach) AND a.attgenerated <> ''
     UNION ALL
+    -- (PostgreSQL 14 records what a generated column's expression uses on the column itself.)
+    SELECT d.refclassid, d.refobjid, format('generated column %s.%I', a.attrelid::regclass, a.attname)
+    FROM pg_attribute a JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = a.attrelid
+                                        AND d.objsubid = a.attnum AND d.refclassid <> 'pg_class'::regclass
+    WHERE a.attrelid IN (SELECT relid FROM reach) AND a.attgenerated <> ''
+    UNION ALL
     SELECT 'pg_statistic_ext'::regclass::oid, s.oid, format('statistics %s.%I', s.stxnamespace::regnamespace, s.stxname)
     FROM pg_statistic_ext s WHERE s.stxrelid IN (SELECT relid FROM reach)
     UNION ALL
