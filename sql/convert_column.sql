@@ -12,9 +12,9 @@
 -- What it cannot do safely it refuses, naming the object, before changing anything: a partition
 -- (name its root), temporary tables; a superuser session acting as another role (SET ROLE, SET
 -- SESSION AUTHORIZATION: the code the conversion runs could RESET ROLE); user code that the
--- ALTER TABLEs would run (constraints, indexes, generated columns, statistics, domains, event
--- triggers) unless it is built in, of an extension, or owned by a superuser or by the calling role
--- of its own session; tables the calling role does not own itself (superuser power or membership
+-- ALTER TABLEs could run or that is attached to what they alter (constraints, indexes, generated
+-- columns, statistics, domains, triggers, views, event triggers) unless it is built in, of an
+-- extension, or owned by a superuser or by the calling role of its own session; tables the calling role does not own itself (superuser power or membership
 -- in the owner is not enough); views the user does not own, a widened column in a partition key or
 -- inherited from a parent (a foreign key declared on a partition or child table), materialized
 -- views, generated columns, policies and triggers that use a widened column.
@@ -25,8 +25,8 @@
 -- snowflake_convert_key (the key column, or why it cannot be converted), snowflake_convert_targets
 -- (the columns the ALTER TABLEs name), snowflake_convert_reach (every relation they reach),
 -- snowflake_convert_foreign_code (the functions they would run that the caller does not trust),
--- snowflake_convert_views (the views to recreate), snowflake_convert_blockers (every refusal, as
--- rows), snowflake_convert_view_ddl (the DDL that creates a view again), and
+-- snowflake_convert_views (the views to recreate), snowflake_convert_view_blockers and
+-- snowflake_convert_blockers (every refusal, as rows), snowflake_convert_view_ddl (the DDL that creates a view again), and
 -- snowflake_convert_citus_check.
 
 -- snowflake_convert_key(tbl, col): the key column's number, type and identity, or the error that
