@@ -52,7 +52,11 @@ COMMENT ON FUNCTION snowflake_dblink_poll(text, integer) IS
 -- Privileges: least privilege by default (README "Security"). PUBLIC keeps what only reads or
 -- computes: decode, the extractors, from_timestamp, compose, layout, clock, stats, and the helpers
 -- of snowflake_check_peers() that act only on the caller's own dblink links or read their
--- arguments (peer_conninfo, dblink_wait, dblink_poll, dblink_close).
+-- arguments (peer_conninfo, dblink_wait, dblink_poll, dblink_close), and the helpers of
+-- snowflake_convert_column() (snowflake_convert_key, _targets, _reach, _views, _foreign_code,
+-- _view_blockers, _blockers, _view_ddl, _citus_check): STABLE, they only read catalogs that every
+-- role may read and return rows or raise; the DDL runs in snowflake_convert_column() alone, which
+-- checks its caller (and, running as its caller, needs them).
 -- Revoked from PUBLIC, to be granted to the roles that need them:
 -- - snowflake_nextval(): it spends the server's ids per tick (a role minting in a loop makes every
 --   other caller wait for the next tick) and writes the durable mark; like a sequence's nextval(),

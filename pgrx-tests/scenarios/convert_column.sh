@@ -14,7 +14,7 @@
 # own, a partition named instead of its root, a partition key column, an inherited column of a
 # foreign key on a partition or a child table, a referencing column that is a partition key or used
 # by a generated column, a non-integer column, a temporary table, a column without a sequence, a user who does not own the
-# tables, NULLs) leave nothing changed. Then pg_dump of the converted database restores into a new
+# tables (connected as itself, or a superuser acting as another role after SET ROLE), NULLs) leave nothing changed. Then pg_dump of the converted database restores into a new
 # one, which takes new rows too.
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster main
@@ -148,7 +148,7 @@ SELECT * FROM error_of($$SELECT snowflake_convert_column('parted', 'id', false)$
 SELECT * FROM error_of($$SELECT snowflake_convert_column('no_such_table', 'id', false)$$);
 SELECT * FROM error_of($$CREATE TEMP TABLE tmp (id serial PRIMARY KEY); SELECT snowflake_convert_column('tmp', 'id', false)$$);
 SELECT count(*) AS rows_for_null FROM snowflake_convert_column(NULL, 'id', false);
-CREATE ROLE alice;
+CREATE ROLE alice LOGIN;
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO alice;
 SET ROLE alice;
 SELECT * FROM error_of($$SELECT snowflake_convert_column('customers', 'id', false)$$);
@@ -195,14 +195,18 @@ DROP TABLE by_project;
 ALTER TABLE tasks ADD COLUMN path text GENERATED ALWAYS AS (tenant_id || '/' || project_id) STORED;
 SELECT * FROM error_of($$SELECT snowflake_convert_column('projects', 'id', false, recreate_views => true)$$);
 ALTER TABLE tasks DROP COLUMN path;
-CREATE ROLE bob;
+CREATE ROLE bob LOGIN;
 CREATE TABLE bobs (id serial PRIMARY KEY);
 ALTER TABLE bobs OWNER TO bob;
 CREATE VIEW bobs_ids AS SELECT id FROM bobs;
+-- A superuser acting as the owner (SET ROLE) is refused: the code it runs could RESET ROLE.
 SET ROLE bob;
 SELECT * FROM error_of($$SELECT snowflake_convert_column('bobs', 'id', false, recreate_views => true)$$);
 RESET ROLE;
 SQL
+# Connected as themselves: alice owns none of the tables, bob not the view.
+q -U alice -c "SELECT * FROM error_of(\$\$SELECT snowflake_convert_column('customers', 'id', false)\$\$)"
+q -U bob -c "SELECT * FROM error_of(\$\$SELECT snowflake_convert_column('bobs', 'id', false, recreate_views => true)\$\$)"
 echo "== a superuser converting runs no other role's code: a referencing table of another owner is refused"
 # mallory may reference vault (REFERENCES), owns a table whose foreign key references it and whose
 # CHECK calls mallory's function: ALTER COLUMN ... TYPE re-checks it on every row, as the caller.
@@ -232,11 +236,11 @@ q <<'SQL'
 SELECT * FROM error_of($$SELECT snowflake_convert_column('vault', 'id', false)$$);
 SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'mallory';
 SELECT atttypid::regtype AS vault_id_type FROM pg_attribute WHERE attrelid = 'vault'::regclass AND attname = 'id';
--- What the hint says: the owner of the referencing table widens its own column (its CHECK runs
--- as its owner), then the conversion alters only the superuser's own table.
-SET ROLE mallory;
-ALTER TABLE mallory.refs ALTER COLUMN vault_id TYPE bigint;
-RESET ROLE;
+SQL
+# What the hint says: the owner of the referencing table, connected as itself, widens its own column
+# (its CHECK runs as its owner), then the conversion alters only the superuser's own table.
+q -U mallory -c "ALTER TABLE mallory.refs ALTER COLUMN vault_id TYPE bigint"
+q <<'SQL'
 SELECT * FROM snowflake_convert_column('vault', 'id', false);
 SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'mallory';
 SELECT (SELECT count(*) FROM mallory.refs) AS refs_rows, (SELECT atttypid::regtype FROM pg_attribute WHERE attrelid = 'vault'::regclass AND attname = 'id') AS vault_id_type;

@@ -235,45 +235,27 @@ $fn$;
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
-RETURNS SETOF text
-LANGUAGE plpgsql VOLATILE STRICT
+CREATE FUNCTION snowflake_convert_key(tbl regclass, col name, OUT attnum int2, OUT atttypid regtype,
+                                      OUT attidentity "char")
+LANGUAGE plpgsql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    ext_schema name;
     rel record;
-    att record;
-    seq text;
     default_expr text;
-    fk record;
-    -- Every column the conversion touches (the key and the foreign-key columns), and those it widens.
-    wide_rels oid[] := '{}';
-    wide_cols name[] := '{}';
-    -- The widened columns on every relation ALTER TABLE reaches (partitions included, where the
-    -- column may have another number than on the parent).
-    c_rel oid[];
-    c_num int2[];
-    c_name name[];
-    views oid[];
-    blocker text;
-    v record;
-    drop_ddl text[] := '{}';
-    create_ddl text[] := '{}';
-    ddl text[] := '{}';
-    stmt text;
     target text := tbl::text || '.' || quote_ident(col);
 BEGIN
-    SELECT n.nspname INTO ext_schema
-    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_snowflake';
     SELECT c.relkind, c.relpersistence, c.relispartition INTO rel FROM pg_class c WHERE c.oid = tbl;
     IF rel.relispartition THEN
         RAISE EXCEPTION 'table % is a partition of %', tbl, pg_partition_root(tbl)
-            USING ERRCODE = '0A000', HINT = format('Convert the partitioned table from its root: snowflake_convert_column(%L, %L) converts every partition.', pg_partition_root(tbl)::text, col);
+            USING ERRCODE = '0A000', HINT = format('Convert the partitioned table from its root: '
+                  'snowflake_convert_column(%L, %L) converts every partition.', pg_partition_root(tbl)::text, col);
     END IF;
     IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = tbl) THEN
-        RAISE EXCEPTION 'table % inherits from %', tbl, (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = tbl)
-            USING ERRCODE = '0A000', HINT = 'A column inherited from a parent table cannot change type on its own: convert it by hand from the parent (ALTER TABLE parent ALTER COLUMN ... TYPE bigint recurses).';
+        RAISE EXCEPTION 'table % inherits from %', tbl,
+                (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = tbl)
+            USING ERRCODE = '0A000', HINT = 'A column inherited from a parent table cannot change type on its own: '
+                  'convert it by hand from the parent (ALTER TABLE parent ALTER COLUMN ... TYPE bigint recurses).';
     END IF;
     IF rel.relkind NOT IN ('r', 'p') THEN
         RAISE EXCEPTION '% is not a table', tbl
@@ -281,189 +263,339 @@ BEGIN
     END IF;
     IF rel.relpersistence = 't' THEN
         RAISE EXCEPTION 'table % is temporary', tbl
-            USING ERRCODE = '0A000', HINT = 'A temporary table lives for one session: give it DEFAULT snowflake_nextval() when you create it.';
+            USING ERRCODE = '0A000', HINT = 'A temporary table lives for one session: '
+                  'give it DEFAULT snowflake_nextval() when you create it.';
     END IF;
-    SELECT a.attnum, a.atttypid, a.attidentity, a.attgenerated INTO att
+    SELECT a.attnum, a.atttypid, a.attidentity INTO attnum, atttypid, attidentity
     FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'column % does not exist', target
             USING ERRCODE = '42703', HINT = 'Name the key column of the table, as \d shows it.';
     END IF;
-    IF att.atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
-        RAISE EXCEPTION 'column % is of type %, not an integer', target, att.atttypid::regtype
-            USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns (serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
+    IF atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
+        RAISE EXCEPTION 'column % is of type %, not an integer', target, atttypid
+            USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns '
+                  '(serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
     END IF;
-    default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = att.attnum), tbl);
-    IF att.attidentity = '' AND (default_expr IS NULL OR default_expr NOT LIKE 'nextval(%') THEN
-        RAISE EXCEPTION 'column % is not a serial, identity or DEFAULT nextval() column (its default: %)', target, coalesce(default_expr, 'none')
-            USING ERRCODE = '42804', HINT = 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
+    default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = attnum), tbl);
+    IF attidentity = '' AND (default_expr IS NULL OR default_expr NOT LIKE 'nextval(%') THEN
+        RAISE EXCEPTION 'column % is not a serial, identity or DEFAULT nextval() column (its default: %)',
+                target, coalesce(default_expr, 'none')
+            USING ERRCODE = '42804', HINT = 'To give it snowflake ids anyway: '
+                  'ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
     END IF;
-    -- The columns it would alter: this one and every column whose foreign key references it (the
-    -- constraint of a partitioned table, not its copies on the partitions: the ALTER recurses). Of a
-    -- foreign key on a composite key ((tenant_id, parent_id) REFERENCES (tenant_id, id)), only the
-    -- column matching this one. A foreign key declared on a partition or an inheriting table has
-    -- an inherited column, which cannot change type there, only with its parent.
-    FOR fk IN
-        SELECT con.conname, con.conrelid, a.attname, a.atttypid FROM pg_constraint con
-        JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[array_position(con.confkey, att.attnum::int2)]
-        WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
-          AND a.attinhcount > 0 AND a.atttypid <> 'bigint'::regtype
-        ORDER BY con.conrelid::regclass::text, con.conname
-    LOOP
-        RAISE EXCEPTION 'foreign key % on % references %, but its column %.% is inherited from %', fk.conname, fk.conrelid::regclass, target,
-                fk.conrelid::regclass, quote_ident(fk.attname), (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = fk.conrelid)
-            USING ERRCODE = '0A000', HINT = 'An inherited column changes type only with its parent: widen it there first (ALTER TABLE parent ALTER COLUMN ... TYPE bigint reaches every partition or child), in the same transaction, then convert.';
-    END LOOP;
-    FOR rel IN
-        SELECT tbl::oid AS relid, att.attnum::int2 AS attnum, att.atttypid AS typ
+END
+$fn$;
+CREATE FUNCTION snowflake_convert_targets(tbl regclass, keynum int2)
+RETURNS TABLE (n int, relid oid, attnum int2, attname name, widen boolean)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT (row_number() OVER (ORDER BY t.k, t.conid))::int, t.relid, t.attnum, a.attname, a.atttypid <> 'bigint'::regtype
+FROM (SELECT DISTINCT ON (c.relid, c.attnum) c.* FROM (
+          SELECT 0 AS k, 0::oid AS conid, tbl::oid AS relid, keynum AS attnum
+          UNION ALL
+          SELECT 1, con.oid, con.conrelid, con.conkey[array_position(con.confkey, keynum)] FROM pg_constraint con
+          WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND keynum = ANY (con.confkey)) c
+      ORDER BY c.relid, c.attnum, c.k, c.conid) t
+JOIN pg_attribute a ON a.attrelid = t.relid AND a.attnum = t.attnum
+WHERE t.k = 0 OR a.atttypid <> 'bigint'::regtype
+ORDER BY 1
+$fn$;
+CREATE FUNCTION snowflake_convert_reach(tbl regclass, keynum int2)
+RETURNS TABLE (n int, relid oid, attnum int2, attname name, widen boolean, level int)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH RECURSIVE tree(n, relid, attname, widen, level) AS (
+    SELECT t.n, t.relid, t.attname, t.widen, 0 FROM @extschema@.snowflake_convert_targets(tbl, keynum) t
+    UNION
+    SELECT t.n, i.inhrelid, t.attname, t.widen, t.level + 1 FROM tree t JOIN pg_inherits i ON i.inhparent = t.relid
+)
+SELECT DISTINCT ON (t.n, t.relid) t.n, t.relid, a.attnum, a.attname, t.widen, t.level
+FROM tree t JOIN pg_attribute a ON a.attrelid = t.relid AND a.attname = t.attname AND NOT a.attisdropped
+ORDER BY t.n, t.relid, t.level
+$fn$;
+CREATE FUNCTION snowflake_convert_views(tbl regclass, keynum int2)
+RETURNS TABLE (n int, view oid)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH RECURSIVE uses(view, depth) AS (
+    SELECT r.ev_class, 0 FROM @extschema@.snowflake_convert_reach(tbl, keynum) w
+    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum
+                    AND d.classid = 'pg_rewrite'::regclass
+    JOIN pg_rewrite r ON r.oid = d.objid
+    WHERE w.widen AND r.ev_class <> w.relid
+    UNION ALL
+    SELECT r.ev_class, u.depth + 1 FROM uses u
+    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = u.view AND d.classid = 'pg_rewrite'::regclass
+    JOIN pg_rewrite r ON r.oid = d.objid
+    WHERE r.ev_class <> u.view
+)
+SELECT (row_number() OVER (ORDER BY max(depth), view::regclass::text))::int, view
+FROM uses GROUP BY view ORDER BY 1
+$fn$;
+CREATE FUNCTION snowflake_convert_foreign_code(tbl regclass, keynum int2)
+RETURNS TABLE (func regprocedure, owner name, used_by text)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH RECURSIVE reach AS (SELECT * FROM @extschema@.snowflake_convert_reach(tbl, keynum)),
+uses(classid, objid, used_by) AS (
+    SELECT 'pg_constraint'::regclass::oid, c.oid, format('constraint %I of %s', c.conname, c.conrelid::regclass)
+    FROM pg_constraint c WHERE c.conrelid IN (SELECT relid FROM reach)
+    UNION ALL
+    SELECT 'pg_class'::regclass::oid, i.indexrelid, format('index %s', i.indexrelid::regclass)
+    FROM pg_index i WHERE i.indrelid IN (SELECT relid FROM reach)
+    UNION ALL
+    SELECT 'pg_attrdef'::regclass::oid, d.oid, format('generated column %s.%I', d.adrelid::regclass, a.attname)
+    FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+    WHERE d.adrelid IN (SELECT relid FROM reach) AND a.attgenerated <> ''
+    UNION ALL
+    -- (PostgreSQL 14 records what a generated column's expression uses on the column itself.)
+    SELECT d.refclassid, d.refobjid, format('generated column %s.%I', a.attrelid::regclass, a.attname)
+    FROM pg_attribute a JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = a.attrelid
+                                        AND d.objsubid = a.attnum AND d.refclassid <> 'pg_class'::regclass
+    WHERE a.attrelid IN (SELECT relid FROM reach) AND a.attgenerated <> ''
+    UNION ALL
+    SELECT 'pg_statistic_ext'::regclass::oid, s.oid, format('statistics %s.%I', s.stxnamespace::regnamespace, s.stxname)
+    FROM pg_statistic_ext s WHERE s.stxrelid IN (SELECT relid FROM reach)
+    UNION ALL
+    SELECT 'pg_type'::regclass::oid, a.atttypid,
+           format('type %s of %s.%I', a.atttypid::regtype, r.relid::regclass, r.attname)
+    FROM reach r JOIN pg_attribute a ON a.attrelid = r.relid AND a.attnum = r.attnum
+    UNION ALL
+    SELECT 'pg_event_trigger'::regclass::oid, e.oid, format('event trigger %I', e.evtname)
+    FROM pg_event_trigger e WHERE e.evtenabled <> 'D'
+    UNION ALL
+    -- Not run by ALTER TABLE, but attached to what it alters or creates again: triggers, views.
+    SELECT 'pg_trigger'::regclass::oid, t.oid, format('trigger %I on %s', t.tgname, t.tgrelid::regclass)
+    FROM pg_trigger t WHERE t.tgrelid IN (SELECT relid FROM reach)
+    UNION ALL
+    SELECT 'pg_rewrite'::regclass::oid, r.oid, format('view %s', r.ev_class::regclass)
+    FROM pg_rewrite r WHERE r.ev_class IN (SELECT v.view FROM @extschema@.snowflake_convert_views(tbl, keynum) v)
+), walk(classid, objid, used_by) AS (
+    SELECT * FROM uses
+    UNION
+    SELECT e.classid, e.objid, w.used_by FROM walk w CROSS JOIN LATERAL (
+        -- What it uses (a function is not followed further: it is judged itself).
+        SELECT d.refclassid AS classid, d.refobjid AS objid FROM pg_depend d
+        WHERE d.classid = w.classid AND d.objid = w.objid AND w.classid <> 'pg_proc'::regclass
+          AND d.refclassid IN ('pg_proc'::regclass, 'pg_operator'::regclass, 'pg_type'::regclass,
+                               'pg_opclass'::regclass, 'pg_opfamily'::regclass, 'pg_constraint'::regclass)
         UNION ALL
-        SELECT con.conrelid, con.conkey[array_position(con.confkey, att.attnum::int2)], a.atttypid FROM pg_constraint con
-        JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[array_position(con.confkey, att.attnum::int2)]
-        WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND att.attnum = ANY (con.confkey)
-    LOOP
-        -- The tables it alters: this one, and those whose referencing column it widens (one that
-        -- is bigint already is left alone). ALTER TABLE on a partitioned table alters every
-        -- partition. Each must be owned by the calling role itself: ALTER COLUMN ... TYPE checks
-        -- the table's CHECK constraints on every row as the caller, running its owner's functions,
-        -- so neither superuser power nor membership in the owner (which, on PostgreSQL 14, a role
-        -- can grant in itself to anyone, a superuser included) is enough.
-        IF rel.relid = tbl OR rel.typ <> 'bigint'::regtype THEN
-            SELECT string_agg(format('%s (owned by %I)', pt.relid, pg_get_userbyid(c.relowner)), ', ' ORDER BY pt.level, pt.relid::text) INTO blocker
-            FROM (SELECT rel.relid::regclass AS relid, 0 AS level UNION SELECT relid, level FROM pg_partition_tree(rel.relid::regclass)) pt
-            JOIN pg_class c ON c.oid = pt.relid
-            WHERE c.relowner <> current_user::regrole;
-            IF blocker IS NOT NULL THEN
-                RAISE EXCEPTION 'permission denied: converting % alters tables that % does not own: %', target, current_user, blocker
-                    USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every table it alters (the table, its partitions, and the tables whose foreign keys reference it with a column to widen): SET ROLE to the owner; superuser power or membership in the owner is not enough, since ALTER COLUMN TYPE checks their constraints as the caller. Have the owners of the other referencing tables widen their columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint).';
-            END IF;
-        END IF;
-        IF rel.typ <> 'bigint'::regtype AND NOT EXISTS (SELECT 1 FROM unnest(wide_rels, wide_cols) AS w(relid, attname)
-                                                        WHERE w.relid = rel.relid AND w.attname = (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum)) THEN
-            wide_rels := wide_rels || rel.relid;
-            wide_cols := wide_cols || (SELECT attname FROM pg_attribute WHERE attrelid = rel.relid AND attnum = rel.attnum);
-        END IF;
-    END LOOP;
-    -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
-    PERFORM @extschema@.snowflake_convert_citus_check(tbl, col, wide_rels, wide_cols);
-    -- What stops ALTER COLUMN TYPE, looked for on every relation it reaches.
-    SELECT array_agg(pt.relid ORDER BY pt.relid::text, a.attnum), array_agg(a.attnum ORDER BY pt.relid::text, a.attnum), array_agg(a.attname ORDER BY pt.relid::text, a.attnum)
-    INTO c_rel, c_num, c_name
-    FROM unnest(wide_rels, wide_cols) AS w(relid, attname) CROSS JOIN LATERAL (SELECT w.relid::regclass AS relid UNION SELECT relid FROM pg_partition_tree(w.relid::regclass)) pt
-    JOIN pg_attribute a ON a.attrelid = pt.relid AND a.attname = w.attname AND NOT a.attisdropped;
-    SELECT string_agg(format('%s (partition key of %s)', quote_ident(w.attname), w.relid::regclass), ', ') INTO blocker
-    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname) JOIN pg_partitioned_table pt ON pt.partrelid = w.relid
-    WHERE w.attnum = ANY (pt.partattrs::int2[]);
-    IF blocker IS NOT NULL THEN
-        RAISE EXCEPTION 'column % cannot be widened to bigint: %', target, blocker
-            USING ERRCODE = '0A000', HINT = 'PostgreSQL cannot change the type of a partition key column: create a table partitioned on a bigint column, copy the rows into it (INSERT ... SELECT), and convert that one.';
-    END IF;
+        -- An operator family's operators and support functions; a domain's constraints.
+        SELECT d.classid, d.objid FROM pg_depend d
+        WHERE d.refclassid = w.classid AND d.refobjid = w.objid
+          AND ((w.classid = 'pg_opfamily'::regclass AND d.classid IN ('pg_amop'::regclass, 'pg_amproc'::regclass))
+               OR (w.classid = 'pg_type'::regclass AND d.classid = 'pg_constraint'::regclass))) e
+)
+SELECT p.oid::regprocedure, pg_get_userbyid(p.proowner), string_agg(DISTINCT w.used_by, ', ')
+FROM walk w JOIN pg_proc p ON w.classid = 'pg_proc'::regclass AND p.oid = w.objid
+WHERE p.pronamespace <> 'pg_catalog'::regnamespace
+  AND NOT EXISTS (SELECT 1 FROM pg_depend x WHERE x.classid = 'pg_proc'::regclass AND x.objid = p.oid AND x.deptype = 'e')
+  AND NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.oid = p.proowner)
+  AND NOT (p.proowner = current_user::regrole AND current_user = session_user)
+GROUP BY p.oid
+ORDER BY p.oid::regprocedure::text
+$fn$;
+CREATE FUNCTION snowflake_convert_view_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
+RETURNS TABLE (n int, k int, state text, message text, hint text)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH views AS (SELECT * FROM @extschema@.snowflake_convert_views(tbl, keynum))
+SELECT 0, 1, '0A000', format('materialized views or rules use the columns that converting %s.%I widens: %s', tbl, col,
+                             string_agg(c.oid::regclass::text, ', ' ORDER BY c.oid::regclass::text)),
+       'A materialized view would have to be filled again: save its definition (pg_get_viewdef) and indexes, drop it, '
+       'convert, create it again and REFRESH it. A rule: save it (pg_get_ruledef), drop it, convert, create it again.'
+FROM views v JOIN pg_class c ON c.oid = v.view WHERE c.relkind <> 'v' HAVING count(*) > 0
+UNION ALL
+SELECT 0, 2, '2BP01', format('views use the columns that converting %s.%I widens: %s', tbl, col,
+                             string_agg(v.view::regclass::text, ', ' ORDER BY v.n)),
+       'Their types cannot change under a view: recreate_views => true drops the views and creates them again '
+       '(definition, options, owner, privileges, comments) in the same transaction.'
+FROM views v WHERE NOT recreate_views HAVING count(*) > 0
+UNION ALL
+-- What stops a view from being dropped and created again, view by view.
+SELECT v.n, 3, '42501', format('permission denied: view %s is not owned by %s', v.view::regclass, current_user),
+       'Run the conversion as the owner of every view it recreates, or as a role that is a member of their owners.'
+FROM views v JOIN pg_class c ON c.oid = v.view WHERE NOT pg_has_role(c.relowner, 'USAGE')
+UNION ALL
+SELECT v.n, 4, '0A000', format('view %s has what recreating it would lose: %s', v.view::regclass, b.what),
+       'Save them, drop the view, convert with recreate_views => true, and add them again, in one transaction.'
+FROM views v CROSS JOIN LATERAL (SELECT string_agg(what, ', ') AS what FROM (
+        SELECT format('trigger %I', t.tgname) AS what FROM pg_trigger t WHERE t.tgrelid = v.view
+        UNION ALL SELECT format('rule %I', r.rulename) FROM pg_rewrite r WHERE r.ev_class = v.view AND r.rulename <> '_RETURN'
+        UNION ALL SELECT format('default of column %I', a.attname) FROM pg_attrdef d
+                  JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid = v.view) x) b
+WHERE b.what IS NOT NULL
+UNION ALL
+-- What else DROP VIEW would refuse to drop under it (a function's BEGIN ATOMIC body, a policy).
+SELECT v.n, 5, '2BP01', format('view %s cannot be dropped and created again: it is used by %s', v.view::regclass, b.what),
+       'Save their definitions, drop them, convert with recreate_views => true, and create them again, in one transaction.'
+FROM views v CROSS JOIN LATERAL (
+    SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', '
+                      ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid)) AS what
+    FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = v.view AND d.deptype = 'n'
+                       AND d.classid <> 'pg_rewrite'::regclass) b
+WHERE b.what IS NOT NULL
+$fn$;
+CREATE FUNCTION snowflake_convert_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
+RETURNS TABLE (state text, message text, hint text)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH reach AS (SELECT * FROM @extschema@.snowflake_convert_reach(tbl, keynum)),
+wide AS (SELECT * FROM reach WHERE widen),
+auth AS (SELECT a.usesysid AS role FROM pg_stat_get_activity(pg_backend_pid()) a),
+-- Tables of another owner, those of the first target that has some (with its partitions, children).
+strange AS (SELECT r.* FROM reach r JOIN pg_class c ON c.oid = r.relid WHERE c.relowner <> current_user::regrole),
+blockers(k, state, objects, message, hint) AS (VALUES
+    (1, '0A000', (SELECT format('foreign key %s on %s references %s.%I, but its column %s.%I is inherited from %s',
+                                con.conname, con.conrelid::regclass, tbl, col, con.conrelid::regclass, a.attname,
+                                (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno)
+                                 FROM pg_inherits WHERE inhrelid = con.conrelid))
+                  FROM pg_constraint con JOIN pg_attribute a ON a.attrelid = con.conrelid
+                                                            AND a.attnum = con.conkey[array_position(con.confkey, keynum)]
+                  WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND keynum = ANY (con.confkey)
+                    AND a.attinhcount > 0 AND a.atttypid <> 'bigint'::regtype
+                  ORDER BY con.conrelid::regclass::text, con.conname LIMIT 1), '%2$s',
+     'An inherited column changes type only with its parent: widen it there first (ALTER TABLE parent ALTER COLUMN ... '
+     'TYPE bigint reaches every partition or child), in the same transaction, then convert.'),
+    (2, '42501', (SELECT quote_ident(r.rolname) FROM auth JOIN pg_roles r ON r.oid = auth.role
+                  WHERE r.rolsuper AND auth.role <> current_user::regrole::oid),
+     'permission denied: converting %s as %3$s in a session of the superuser %2$s',
+     'SET ROLE and SET SESSION AUTHORIZATION are no sandbox: code the conversion runs could RESET ROLE to the superuser. '
+     'Connect as the owner (a session authenticated as that role) to convert, or have the owner of each referencing '
+     'table of another owner widen its column first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.'),
+    (3, '42501', (SELECT string_agg(format('%s owned by %I (used by %s)', f.func, f.owner, f.used_by), ', '
+                                    ORDER BY f.func::text)
+                  FROM @extschema@.snowflake_convert_foreign_code(tbl, keynum) f),
+     'permission denied: converting %s would run functions of other roles than %3$s: %2$s',
+     'ALTER COLUMN TYPE re-checks the constraints and rebuilds the indexes of every table it alters, running their '
+     'functions with the caller''s or the table owner''s rights: it runs only functions built in, of an extension, or '
+     'owned by a superuser or by the calling role. Read each one: have its owner widen its own referencing columns first '
+     '(ALTER TABLE ... ALTER COLUMN ... TYPE bigint), or take it over (ALTER FUNCTION ... OWNER TO), or drop what uses it.'),
+    (4, '42501', (SELECT string_agg(format('%s (owned by %I)', s.relid::regclass, pg_get_userbyid(c.relowner)), ', '
+                                    ORDER BY s.level, s.relid::regclass::text)
+                  FROM strange s JOIN pg_class c ON c.oid = s.relid WHERE s.n = (SELECT min(n) FROM strange)),
+     'permission denied: converting %s alters tables that %3$s does not own: %2$s',
+     'Run the conversion as the owner of every table it alters (the table, its partitions and children, and the tables '
+     'whose foreign keys reference it with a column to widen), connected as that role; superuser power or membership in '
+     'the owner is not enough, since ALTER COLUMN TYPE checks their constraints as the caller. Have the owners of the '
+     'other referencing tables widen their columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint).'),
+    (5, '0A000', (SELECT string_agg(format('%s (partition key of %s)', quote_ident(w.attname), w.relid::regclass), ', '
+                                    ORDER BY w.relid::regclass::text, w.attnum)
+                  FROM wide w JOIN pg_partitioned_table pt ON pt.partrelid = w.relid
+                  WHERE w.attnum = ANY (pt.partattrs::int2[])),
+     'column %s cannot be widened to bigint: %s',
+     'PostgreSQL cannot change the type of a partition key column: create a table partitioned on a bigint column, copy '
+     'the rows into it (INSERT ... SELECT), and convert that one.'),
     -- A generated column depends on the columns it uses through its pg_attrdef entry (15+) or
     -- directly, as a column of the same table (14).
-    SELECT string_agg(format('%s.%I (used by the generated column %I)', w.relid::regclass, w.attname, g.attname), ', ') INTO blocker
-    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
-    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum
-    LEFT JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
-    JOIN pg_attribute g ON g.attrelid = w.relid AND g.attnum <> w.attnum AND g.attgenerated <> '' AND g.attinhcount = 0
+    (6, '0A000', (SELECT string_agg(format('%s.%I (used by the generated column %I)',
+                                           w.relid::regclass, w.attname, g.attname), ', '
+                                    ORDER BY w.relid::regclass::text, w.attnum, g.attnum)
+                  FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
+                                              AND d.refobjsubid = w.attnum
+                  LEFT JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
+                  JOIN pg_attribute g ON g.attrelid = w.relid AND g.attnum <> w.attnum AND g.attgenerated <> ''
+                       AND g.attinhcount = 0
                        AND ((d.classid = 'pg_attrdef'::regclass AND ad.adrelid = w.relid AND g.attnum = ad.adnum)
-                            OR (d.classid = 'pg_class'::regclass AND d.objid = w.relid AND g.attnum = d.objsubid));
-    IF blocker IS NOT NULL THEN
-        RAISE EXCEPTION 'generated columns use the columns that converting % widens: %', target, blocker
-            USING ERRCODE = '0A000', HINT = 'Drop the generated column, convert, and add it again (ALTER TABLE ... ADD COLUMN ... GENERATED ALWAYS AS (...) STORED computes it anew), in one transaction.';
-    END IF;
-    SELECT string_agg(DISTINCT format('%s.%I (used by the policy %I on %s)', w.relid::regclass, w.attname, p.polname, p.polrelid::regclass), ', ') INTO blocker
-    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
-    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_policy'::regclass
-    JOIN pg_policy p ON p.oid = d.objid;
-    IF blocker IS NOT NULL THEN
-        RAISE EXCEPTION 'row-level security policies use the columns that converting % widens: %', target, blocker
-            USING ERRCODE = '0A000', HINT = 'Save the policy''s definition (pg_policies), DROP POLICY, convert, and CREATE POLICY again, in one transaction.';
-    END IF;
-    SELECT string_agg(DISTINCT format('%s.%I (used by the trigger %I on %s)', w.relid::regclass, w.attname, t.tgname, t.tgrelid::regclass), ', ') INTO blocker
-    FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
-    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_trigger'::regclass
-    JOIN pg_trigger t ON t.oid = d.objid;
-    IF blocker IS NOT NULL THEN
-        RAISE EXCEPTION 'triggers use the columns that converting % widens in their WHEN condition: %', target, blocker
-            USING ERRCODE = '0A000', HINT = 'Save the trigger''s definition (pg_get_triggerdef), DROP TRIGGER, convert, and create it again, in one transaction.';
-    END IF;
-    -- The views that use a widened column, and the views on those views: each with its depth
-    -- (dropped deepest first, created shallowest first).
-    WITH RECURSIVE uses(view, depth) AS (
-        SELECT r.ev_class, 0 FROM unnest(c_rel, c_num, c_name) AS w(relid, attnum, attname)
-        JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum AND d.classid = 'pg_rewrite'::regclass
-        JOIN pg_rewrite r ON r.oid = d.objid
-        WHERE r.ev_class <> w.relid
-        UNION ALL
-        SELECT r.ev_class, u.depth + 1 FROM uses u
-        JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = u.view AND d.classid = 'pg_rewrite'::regclass
-        JOIN pg_rewrite r ON r.oid = d.objid
-        WHERE r.ev_class <> u.view
-    )
-    SELECT array_agg(view ORDER BY depth, view::regclass::text) INTO views
-    FROM (SELECT view, max(depth) AS depth FROM uses GROUP BY view) u;
-    SELECT string_agg(c.oid::regclass::text, ', ' ORDER BY c.oid::regclass::text) INTO blocker
-    FROM unnest(views) x JOIN pg_class c ON c.oid = x WHERE c.relkind <> 'v';
-    IF blocker IS NOT NULL THEN
-        RAISE EXCEPTION 'materialized views or rules use the columns that converting % widens: %', target, blocker
-            USING ERRCODE = '0A000', HINT = 'A materialized view would have to be filled again: save its definition (pg_get_viewdef) and indexes, drop it, convert, create it again and REFRESH it. A rule: save it (pg_get_ruledef), drop it, convert, create it again.';
-    END IF;
-    IF views IS NOT NULL AND NOT recreate_views THEN
-        RAISE EXCEPTION 'views use the columns that converting % widens: %', target, (SELECT string_agg(x::regclass::text, ', ') FROM unnest(views) x)
-            USING ERRCODE = '2BP01', HINT = 'Their types cannot change under a view: recreate_views => true drops the views and creates them again (definition, options, owner, privileges, comments) in the same transaction.';
-    END IF;
-    FOR v IN SELECT c.oid, c.relowner, c.reloptions FROM unnest(views) WITH ORDINALITY AS x(oid, n) JOIN pg_class c ON c.oid = x.oid ORDER BY x.n LOOP
-        IF NOT pg_has_role(v.relowner, 'USAGE') THEN
-            RAISE EXCEPTION 'permission denied: view % is not owned by %', v.oid::regclass, current_user
-                USING ERRCODE = '42501', HINT = 'Run the conversion as the owner of every view it recreates, or as a role that is a member of their owners.';
-        END IF;
-        SELECT string_agg(what, ', ') INTO blocker FROM (
-            SELECT format('trigger %I', t.tgname) AS what FROM pg_trigger t WHERE t.tgrelid = v.oid
-            UNION ALL SELECT format('rule %I', r.rulename) FROM pg_rewrite r WHERE r.ev_class = v.oid AND r.rulename <> '_RETURN'
-            UNION ALL SELECT format('default of column %I', a.attname) FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid = v.oid
-        ) b;
-        IF blocker IS NOT NULL THEN
-            RAISE EXCEPTION 'view % has what recreating it would lose: %', v.oid::regclass, blocker
-                USING ERRCODE = '0A000', HINT = 'Save them, drop the view, convert with recreate_views => true, and add them again, in one transaction.';
-        END IF;
-        -- What else DROP VIEW would refuse to drop under it (a function's BEGIN ATOMIC body, a policy).
-        SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', ' ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid)) INTO blocker
-        FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = v.oid AND d.deptype = 'n' AND d.classid <> 'pg_rewrite'::regclass;
-        IF blocker IS NOT NULL THEN
-            RAISE EXCEPTION 'view % cannot be dropped and created again: it is used by %', v.oid::regclass, blocker
-                USING ERRCODE = '2BP01', HINT = 'Save their definitions, drop them, convert with recreate_views => true, and create them again, in one transaction.';
-        END IF;
-        drop_ddl := format('DROP VIEW %s', v.oid::regclass) || drop_ddl;
-        create_ddl := create_ddl || format('CREATE VIEW %s%s AS %s', v.oid::regclass,
-            (SELECT ' WITH (' || string_agg(format('%s=%L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ') || ')' FROM unnest(v.reloptions) o),
-            rtrim(pg_get_viewdef(v.oid), ';'));
-        create_ddl := create_ddl || format('ALTER VIEW %s OWNER TO %I', v.oid::regclass, pg_get_userbyid(v.relowner));
-        -- Privileges on the view and on its columns (the owner's own are those of any new view).
-        -- GRANT cannot name another grantor: a privilege granted by a role that held it WITH GRANT
-        -- OPTION is granted again by the owner (the same privilege, another grantor).
-        create_ddl := create_ddl || ARRAY(
-            SELECT format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
-                          CASE WHEN g.attname IS NULL THEN '' ELSE format(' (%I)', g.attname) END, v.oid::regclass,
-                          CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END,
-                          CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
-            FROM (SELECT NULL::name AS attname, 0 AS attnum, a.* FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = v.oid
-                  UNION ALL
-                  SELECT at.attname, at.attnum, a.* FROM pg_attribute at, aclexplode(at.attacl) a WHERE at.attrelid = v.oid AND at.attnum > 0) g
-            WHERE g.grantee <> v.relowner
-            GROUP BY g.attnum, g.attname, g.grantee, g.is_grantable
-            ORDER BY g.attnum, pg_get_userbyid(g.grantee), g.is_grantable);
-        create_ddl := create_ddl || ARRAY(
-            SELECT format('COMMENT ON VIEW %s IS %L', v.oid::regclass, obj_description(v.oid, 'pg_class'))
-            WHERE obj_description(v.oid, 'pg_class') IS NOT NULL
-            UNION ALL
-            SELECT format('COMMENT ON COLUMN %s.%I IS %L', v.oid::regclass, a.attname, col_description(v.oid, a.attnum))
-            FROM pg_attribute a WHERE a.attrelid = v.oid AND a.attnum > 0 AND col_description(v.oid, a.attnum) IS NOT NULL);
+                            OR (d.classid = 'pg_class'::regclass AND d.objid = w.relid AND g.attnum = d.objsubid))),
+     'generated columns use the columns that converting %s widens: %s',
+     'Drop the generated column, convert, and add it again (ALTER TABLE ... ADD COLUMN ... GENERATED ALWAYS AS (...) '
+     'STORED computes it anew), in one transaction.'),
+    (7, '0A000', (SELECT string_agg(DISTINCT format('%s.%I (used by the policy %I on %s)', w.relid::regclass, w.attname,
+                                                    p.polname, p.polrelid::regclass), ', ')
+                  FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
+                                              AND d.refobjsubid = w.attnum AND d.classid = 'pg_policy'::regclass
+                  JOIN pg_policy p ON p.oid = d.objid),
+     'row-level security policies use the columns that converting %s widens: %s',
+     'Save the policy''s definition (pg_policies), DROP POLICY, convert, and CREATE POLICY again, in one transaction.'),
+    (8, '0A000', (SELECT string_agg(DISTINCT format('%s.%I (used by the trigger %I on %s)', w.relid::regclass, w.attname,
+                                                    t.tgname, t.tgrelid::regclass), ', ')
+                  FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
+                                              AND d.refobjsubid = w.attnum AND d.classid = 'pg_trigger'::regclass
+                  JOIN pg_trigger t ON t.oid = d.objid),
+     'triggers use the columns that converting %s widens in their WHEN condition: %s',
+     'Save the trigger''s definition (pg_get_triggerdef), DROP TRIGGER, convert, and create it again, in one transaction.')
+)
+SELECT state, message, hint FROM (
+    SELECT 0 AS n, b.k, b.state, format(b.message, tbl::text || '.' || quote_ident(col), b.objects, current_user) AS message,
+           b.hint
+    FROM blockers b WHERE b.objects IS NOT NULL
+    UNION ALL
+    SELECT 1 + v.n, v.k, v.state, v.message, v.hint
+    FROM @extschema@.snowflake_convert_view_blockers(tbl, col, keynum, recreate_views) v) b
+ORDER BY n, k
+$fn$;
+CREATE FUNCTION snowflake_convert_view_ddl(v regclass)
+RETURNS SETOF text
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT ddl FROM (
+    SELECT 1 AS k, 0 AS attnum, '' AS grantee, false AS grantable,
+           format('CREATE VIEW %s%s AS %s', v, (SELECT ' WITH (' || string_agg(format('%s=%L', split_part(o, '=', 1),
+                                                       substr(o, strpos(o, '=') + 1)), ', ') || ')' FROM unnest(c.reloptions) o),
+                  rtrim(pg_get_viewdef(v), ';')) AS ddl
+    FROM pg_class c WHERE c.oid = v
+    UNION ALL
+    SELECT 2, 0, '', false, format('ALTER VIEW %s OWNER TO %I', v, pg_get_userbyid(c.relowner))
+    FROM pg_class c WHERE c.oid = v
+    UNION ALL
+    SELECT 3, g.attnum, pg_get_userbyid(g.grantee), g.is_grantable,
+           format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
+                  CASE WHEN g.attname IS NULL THEN '' ELSE format(' (%I)', g.attname) END, v,
+                  CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END,
+                  CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+    FROM (SELECT NULL::name AS attname, 0 AS attnum, a.* FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = v
+          UNION ALL
+          SELECT at.attname, at.attnum, a.* FROM pg_attribute at, aclexplode(at.attacl) a
+          WHERE at.attrelid = v AND at.attnum > 0) g
+    WHERE g.grantee <> (SELECT relowner FROM pg_class WHERE oid = v)
+    GROUP BY g.attnum, g.attname, g.grantee, g.is_grantable
+    UNION ALL
+    SELECT 4, 0, '', false, format('COMMENT ON VIEW %s IS %L', v, obj_description(v, 'pg_class'))
+    WHERE obj_description(v, 'pg_class') IS NOT NULL
+    UNION ALL
+    SELECT 5, a.attnum, '', false, format('COMMENT ON COLUMN %s.%I IS %L', v, a.attname, col_description(v, a.attnum))
+    FROM pg_attribute a WHERE a.attrelid = v AND a.attnum > 0 AND col_description(v, a.attnum) IS NOT NULL) d
+ORDER BY k, attnum, grantee, grantable
+$fn$;
+CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true,
+                                         drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    ext_schema name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+                        WHERE e.extname = 'pg_snowflake');
+    key record;
+    b record;
+    seq text;
+    ddl text[];
+    stmt text;
+BEGIN
+    SELECT * INTO key FROM @extschema@.snowflake_convert_key(tbl, col);
+    FOR b IN SELECT * FROM @extschema@.snowflake_convert_blockers(tbl, col, key.attnum, recreate_views) LOOP
+        RAISE EXCEPTION USING ERRCODE = b.state, MESSAGE = b.message, HINT = b.hint;
     END LOOP;
-    ddl := drop_ddl;
-    FOR rel IN SELECT * FROM unnest(wide_rels, wide_cols) AS w(relid, attname) LOOP
-        ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', rel.relid::regclass, rel.attname);
-    END LOOP;
+    -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
+    PERFORM @extschema@.snowflake_convert_citus_check(tbl, col,
+        ARRAY(SELECT t.relid FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n),
+        ARRAY(SELECT t.attname FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n));
+    -- The views are dropped deepest first, the columns widened, the views created shallowest first.
+    ddl := ARRAY(SELECT format('DROP VIEW %s', v.view::regclass)
+                 FROM @extschema@.snowflake_convert_views(tbl, key.attnum) v ORDER BY v.n DESC)
+        || ARRAY(SELECT format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', t.relid::regclass, t.attname)
+                 FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n);
     seq := pg_get_serial_sequence(tbl::text, col);
-    IF att.attidentity <> '' THEN
+    IF key.attidentity <> '' THEN
         -- The identity's own sequence goes with it.
         ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col) || ddl;
     ELSE
@@ -475,8 +607,10 @@ BEGIN
         END IF;
         ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col) || ddl;
     END IF;
-    ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col, ext_schema);
-    ddl := ddl || create_ddl;
+    ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col, ext_schema)
+        || ARRAY(SELECT d FROM @extschema@.snowflake_convert_views(tbl, key.attnum) v,
+                 LATERAL @extschema@.snowflake_convert_view_ddl(v.view::regclass) WITH ORDINALITY AS x(d, k)
+                 ORDER BY v.n, x.k);
     IF NOT dry_run THEN
         -- Refuse before changing anything if this server cannot make ids.
         EXECUTE format('SELECT %I.snowflake_layout()', ext_schema);
@@ -504,15 +638,26 @@ BEGIN
         ORDER BY 3 DESC, 1$q$
         USING ARRAY[tbl::oid] || rels, ARRAY[col] || cols, tbl::oid
     LOOP
-        RAISE EXCEPTION '%', CASE WHEN d.is_tbl THEN format('column %s.%I is the distribution column of the Citus table %s', tbl, col, d.relid)
-                                  ELSE format('converting %s.%I would widen %s.%I, the distribution column of the Citus table %s', tbl, col, d.relid, d.attname, d.relid) END
-            USING ERRCODE = '0A000', HINT = format('Citus cannot change a distribution column''s type or default (cannot execute ALTER TABLE command involving partition column), and alter_distributed_table() cannot either. Undistribute the table, convert, and distribute it again, in one transaction: SELECT undistribute_table(%1$L); %2$s SELECT create_distributed_table(%1$L, %3$L); (undistribute_table moves its rows to the coordinator, and needs cascade_via_foreign_keys => true when foreign keys link it to other Citus tables: distribute those again too).',
+        RAISE EXCEPTION '%', CASE WHEN d.is_tbl
+                THEN format('column %s.%I is the distribution column of the Citus table %s', tbl, col, d.relid)
+                ELSE format('converting %s.%I would widen %s.%I, the distribution column of the Citus table %s',
+                            tbl, col, d.relid, d.attname, d.relid) END
+            USING ERRCODE = '0A000', HINT = format('Citus cannot change a distribution column''s type or default '
+                '(cannot execute ALTER TABLE command involving partition column), and alter_distributed_table() cannot '
+                'either. Undistribute the table, convert, and distribute it again, in one transaction: '
+                'SELECT undistribute_table(%1$L); %2$s SELECT create_distributed_table(%1$L, %3$L); (undistribute_table '
+                'moves its rows to the coordinator, and needs cascade_via_foreign_keys => true when foreign keys link it '
+                'to other Citus tables: distribute those again too).',
                 d.relid, format('SELECT snowflake_convert_column(%L, %L, dry_run => false);', tbl::text, col), d.attname);
     END LOOP;
     IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attidentity <> '')
        AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = tbl) THEN
         RAISE EXCEPTION 'column %.% is an identity column of the Citus table %', tbl, quote_ident(col), tbl
-            USING ERRCODE = '0A000', HINT = format('Citus cannot drop an identity (alter table command is currently unsupported), and undistribute_table() refuses a table with one. Create a new table with %1$I bigint DEFAULT snowflake_nextval() (CREATE TABLE new (LIKE %2$s INCLUDING ALL EXCLUDING IDENTITY), then ALTER COLUMN %1$I SET DEFAULT), distribute it as %2$s is, copy the rows (INSERT ... SELECT), drop %2$s and rename the new table, in one transaction; foreign keys and views on %2$s are yours to move.', col, tbl);
+            USING ERRCODE = '0A000', HINT = format('Citus cannot drop an identity (alter table command is currently '
+                'unsupported), and undistribute_table() refuses a table with one. Create a new table with %1$I bigint '
+                'DEFAULT snowflake_nextval() (CREATE TABLE new (LIKE %2$s INCLUDING ALL EXCLUDING IDENTITY), then ALTER '
+                'COLUMN %1$I SET DEFAULT), distribute it as %2$s is, copy the rows (INSERT ... SELECT), drop %2$s and '
+                'rename the new table, in one transaction; foreign keys and views on %2$s are yours to move.', col, tbl);
     END IF;
 END
 $fn$;
