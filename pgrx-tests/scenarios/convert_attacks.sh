@@ -1,3 +1,4 @@
+# majors: all (the catalogs it reads differ on 14: a generated column's dependencies)
 # Attacks on a superuser's (or any role's) snowflake_convert_column(), one per line: mallory, a
 # role without privileges, puts a function of hers where the conversion could reach it. Her
 # function, called as a superuser, makes her one: RESET SESSION AUTHORIZATION and RESET ROLE first
