@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # What several scenarios ask of a cluster: the extension installed the README's way, its mark on
-# disk, ids after a failover, a spent lease.
+# disk, ids after a failover, a spent lease, a standby caught up.
 # A helper that only one scenario uses belongs in that scenario. Sourced by lib.sh.
 
 # create_extension: every test installs pg_snowflake as README.md (Install) recommends: into a
@@ -59,5 +59,18 @@ lease_spent() {
     sleep 0.05
   done
   echo "the lease of $1 did not run out" >&2
+  exit 1
+}
+
+# caught_up PRIMARY STANDBY: until STANDBY has replayed all the WAL PRIMARY has written so far (at
+# most 10 s).
+caught_up() {
+  local lsn _
+  lsn=$(psql_on "$1" -At -c "SELECT pg_current_wal_lsn()")
+  for _ in $(seq 1 100); do
+    [ "$(psql_on "$2" -At -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'")" = t ] && return 0
+    sleep 0.1
+  done
+  echo "$2 did not replay $1's WAL up to $lsn within 10 s" >&2
   exit 1
 }

@@ -58,11 +58,7 @@ c=s conf "port = $(next_port)" "snowflake.machine_id = 4" "snowflake.time_unit =
 start_cluster s
 psql_on p -c "INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 1000)" -c "SELECT pg_sleep(1.2)" \
   -c "INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 1000)" >/dev/null
-lsn=$(psql_on p -At -c "SELECT pg_current_wal_lsn()")
-for _ in $(seq 1 100); do
-  [ "$(psql_on s -At -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'")" = t ] && break
-  sleep 0.1
-done
+caught_up p s
 as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/p" -m immediate -w stop >/dev/null
 as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/s" -w promote >/dev/null
 echo "promoted: refused: $(refusal s)"
@@ -82,11 +78,7 @@ start_cluster t
 c=q conf "snowflake.time_unit = 10" "snowflake.accept_layout_change = '$old'"
 restart_cluster q
 psql_on q -c "INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 1000)" >/dev/null
-lsn=$(psql_on q -At -c "SELECT pg_current_wal_lsn()")
-for _ in $(seq 1 100); do
-  [ "$(psql_on t -At -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'")" = t ] && break
-  sleep 0.1
-done
+caught_up q t
 grep -q "WARNING:  pg_snowflake cannot generate ids: the snowflake layout changed since the high-water mark was written" "$SCRATCH/t.log" \
   && echo "the standby's log says, at the replayed lease, that it cannot generate ids"
 as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/q" -m immediate -w stop >/dev/null
