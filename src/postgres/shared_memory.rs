@@ -105,7 +105,7 @@ fn initial_state() -> SharedState {
     }
     if let Some((first_new, last_old)) = started.accepted_below {
         pgrx::warning!(
-            "pg_snowflake: under the new layout the next ids start at {first_new}, not above {last_old}, the largest id the old layout could have issued: ids of the two layouts do not compare, and a new id can equal an old one (see Operations: changing the layout)"
+            "pg_snowflake: under the new layout the next ids start at {first_new}, not above {last_old}, the largest id the old layout could have issued: ids of the two layouts do not compare, and a new id can equal an old one (see the manual: Failover and backups, Copies and layout changes)"
         );
     }
     if let Some(e @ Error::LayoutChanged { .. }) = &started.refused {
