@@ -8,7 +8,7 @@ COMMENT ON TYPE snowflake_parts IS
 COMMENT ON TYPE snowflake_layout IS
     'The running layout of snowflake ids, as returned by snowflake_layout()';
 COMMENT ON FUNCTION snowflake_decode(bigint, text) IS
-    'The fields of an id minted by another system: twitter, discord, instagram, sonyflake, or server';
+    'The fields of an id minted by another system: twitter, discord, instagram, sonyflake, pgedge, or server';
 COMMENT ON FUNCTION snowflake_timestamp(bigint) IS 'When a snowflake id was minted (the start of its tick)';
 COMMENT ON FUNCTION snowflake_machine_id(bigint) IS 'The machine id field of a snowflake id';
 COMMENT ON FUNCTION snowflake_sequence(bigint) IS 'The sequence field of a snowflake id';
@@ -27,7 +27,7 @@ COMMENT ON FUNCTION snowflake_sequence(bigint, timestamptz, integer, integer, in
 COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz, integer, integer, integer) IS
     'The smallest id carrying this time, under the layout given as arguments; IMMUTABLE';
 COMMENT ON FUNCTION snowflake_timestamp(bigint, text) IS
-    'When an id was minted, under a preset (twitter, discord, instagram, sonyflake; not server); IMMUTABLE';
+    'When an id was minted, under a preset (twitter, discord, instagram, sonyflake, pgedge; not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_machine_id(bigint, text) IS
     'The machine field of an id, under a preset (not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_sequence(bigint, text) IS
@@ -53,10 +53,12 @@ COMMENT ON FUNCTION snowflake_dblink_poll(text, integer) IS
 -- computes: decode, the extractors, from_timestamp, compose, layout, clock, stats, and the helpers
 -- of snowflake_check_peers() that act only on the caller's own dblink links or read their
 -- arguments (peer_conninfo, dblink_wait, dblink_poll, dblink_close), and the helpers of
--- snowflake_convert_column() (snowflake_convert_key, _targets, _reach, _views, _foreign_code,
--- _view_blockers, _blockers, _view_ddl, _citus_check): STABLE, they only read catalogs that every
--- role may read and return rows or raise; the DDL runs in snowflake_convert_column() alone, which
--- checks its caller (and, running as its caller, needs them).
+-- snowflake_convert_column() (snowflake_convert_key, _kind, _targets, _reach, _views, _foreign_code,
+-- _view_blockers, _blockers, _view_ddl, _citus_check, _candidates): they only read catalogs that
+-- every role may read and return rows or raise; _floor and _above read the column's largest value
+-- (as the caller, who needs SELECT on it) and issue an id only for a caller that may execute
+-- snowflake_nextval(); the DDL runs in snowflake_convert_column() alone, which checks its caller
+-- (and, running as its caller, needs them), and snowflake_convert_all() calls it.
 -- Revoked from PUBLIC, to be granted to the roles that need them:
 -- - snowflake_nextval(): it spends the server's ids per tick (a role minting in a loop makes every
 --   other caller wait for the next tick) and writes the durable mark; like a sequence's nextval(),
@@ -81,4 +83,6 @@ COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
 COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
     'Range-partition bounds on the id, one row per step of time (in UTC) from the first time to at least the second: FOR VALUES FROM (from_id) TO (to_id)';
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean) IS
-    'Turns a serial, identity or DEFAULT nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); returns the DDL, runs it unless dry_run';
+    'Turns a serial, identity, DEFAULT nextval() or pgEdge snowflake.nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); refuses a column whose values are not below the first new id; returns the DDL, runs it unless dry_run';
+COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
+    'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; refuses them all together if any is refused; a row per column; runs unless dry_run';

@@ -18,7 +18,7 @@ rng = random.Random(seed)
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
-PRESETS = ["twitter", "discord", "instagram", "sonyflake", "server", "SERVER", " Discord ", "", "uuid", "twitter\t"]
+PRESETS = ["twitter", "discord", "instagram", "sonyflake", "pgedge", "server", "SERVER", " Discord ", "", "uuid", "twitter\t"]
 
 
 def bigint():

@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(state, "22023");
         assert_eq!(
             message,
-            "unknown snowflake layout \"uuid\"; known layouts: twitter, discord, instagram, sonyflake, server"
+            "unknown snowflake layout \"uuid\"; known layouts: twitter, discord, instagram, sonyflake, pgedge, server"
         );
         assert!(hint.contains("'server'"));
         assert_eq!(error_of("SELECT snowflake_decode(-1, 'twitter')").1, "snowflake id -1 is negative");

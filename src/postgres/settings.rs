@@ -265,15 +265,26 @@ pub fn fault_clock_offset_ms() -> i64 {
 }
 
 /// Warn about `snowflake.*` names that are not settings (a typo would otherwise go unnoticed).
+///
+/// pgEdge snowflake's `snowflake.node` shares the prefix. From PostgreSQL 15 on, reserving the
+/// prefix removes every `snowflake.*` name no loaded library defines: set for a pgEdge library that
+/// loads after this one (later in shared_preload_libraries, or on first use), `snowflake.node`
+/// would be gone, and pgEdge's nextval() would refuse ("value for snowflake.node is not set"). So
+/// while `snowflake.node` is set, the prefix stays open (docs/switching.md).
 fn reserve_prefix() {
     #[cfg(feature = "pg14")]
     unsafe {
         pg_sys::EmitWarningsOnPlaceholders(c"snowflake".as_ptr())
     };
     #[cfg(not(feature = "pg14"))]
-    unsafe {
-        pg_sys::MarkGUCPrefixReserved(c"snowflake".as_ptr())
-    };
+    {
+        // SAFETY: a lookup by name in the postmaster's settings, during _PG_init; missing_ok.
+        let pgedge_node = unsafe { pg_sys::GetConfigOption(c"snowflake.node".as_ptr(), true, false) };
+        if pgedge_node.is_null() {
+            // SAFETY: as PostgreSQL's own extensions do, from _PG_init.
+            unsafe { pg_sys::MarkGUCPrefixReserved(c"snowflake".as_ptr()) };
+        }
+    }
 }
 
 fn accepted(setting: &'static str, raw: &Option<String>, value: i32) -> Result<i64, Error> {

@@ -235,14 +235,92 @@ $fn$;
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE FUNCTION snowflake_convert_kind(tbl regclass, keynum int2) RETURNS text
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT CASE WHEN a.attidentity <> '' THEN 'identity'
+            WHEN d.expr LIKE 'nextval(%' THEN
+                CASE WHEN pg_get_serial_sequence(tbl::text, a.attname) IS NULL THEN 'nextval' ELSE 'serial' END
+            WHEN d.expr ~ '^snowflake\.nextval\((''([^'']|'''')*''::regclass)?\)$' THEN 'pgedge' END
+FROM pg_attribute a
+LEFT JOIN LATERAL (SELECT pg_get_expr(ad.adbin, ad.adrelid) AS expr FROM pg_attrdef ad
+                   WHERE ad.adrelid = a.attrelid AND ad.adnum = a.attnum) d ON true
+WHERE a.attrelid = tbl AND a.attnum = keynum AND NOT a.attisdropped
+$fn$;
+CREATE FUNCTION snowflake_convert_floor(tbl regclass, col name, kind text, issue boolean,
+                                        OUT max_id bigint, OUT first_id bigint, OUT hint text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+AS $fn$
+DECLARE
+    lay record;
+    machine bigint;
+    clock timestamptz;
+    top bigint;
+    latest_epoch timestamptz;
+    pgedge_first bigint;
+BEGIN
+    EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO max_id;
+    BEGIN
+        SELECT * INTO lay FROM @extschema@.snowflake_layout();
+        machine := greatest(current_setting('snowflake.machine_id')::bigint, 0);
+        clock := @extschema@.snowflake_clock();
+        IF issue AND has_function_privilege('@extschema@.snowflake_nextval()', 'EXECUTE') THEN
+            first_id := @extschema@.snowflake_nextval();
+        ELSE
+            first_id := @extschema@.snowflake_from_timestamp(clock) | (machine << lay.sequence_bits);
+        END IF;
+    EXCEPTION WHEN others THEN
+        IF issue THEN
+            RAISE;
+        END IF;
+        RETURN;
+    END;
+    IF max_id IS NULL OR max_id < first_id THEN
+        RETURN;
+    END IF;
+    -- pgEdge's epoch, with this server's widths (pgEdge's are the defaults: 10 and 12).
+    pgedge_first := @extschema@.snowflake_from_timestamp(clock, '2023-01-01 00:00:00+00', lay.machine_bits,
+                                                         lay.sequence_bits, lay.time_unit_ms)
+                    | (machine << lay.sequence_bits);
+    IF pgedge_first > max_id AND (kind = 'pgedge' OR @extschema@.snowflake_timestamp(max_id, 'pgedge')
+                                  BETWEEN '2023-01-01 00:00:00+00' AND clock) THEN
+        hint := format('These are pgEdge snowflake ids (ms since 2023-01-01 << 22 | node << 12 | count): set '
+                       'snowflake.epoch = ''2023-01-01 00:00:00+00'' (pgEdge''s epoch) and snowflake.machine_id to '
+                       'pgEdge''s snowflake.node in postgresql.conf, restart, and convert: the first new id is then '
+                       'about %s. See "Switching from pgEdge snowflake" in the manual.', pgedge_first);
+        RETURN;
+    END IF;
+    -- The tick of max_id under this layout's widths: an epoch at least top + 1 ticks before now
+    -- puts the first new id above it. The latest such UTC midnight, if the field can hold it.
+    top := max_id >> (lay.machine_bits + lay.sequence_bits);
+    latest_epoch := date_trunc('day', (clock - (top + 1) * lay.time_unit_ms * interval '1 ms') AT TIME ZONE 'UTC')
+                    AT TIME ZONE 'UTC';
+    IF top + 1 >= (1::bigint << lay.timestamp_bits) OR latest_epoch < '1970-01-01 00:00:00+00' THEN
+        hint := format('No epoch of this layout starts new ids above %s (its timestamp field would have to count '
+                       'from before 1970): keep the column''s own default, or give the table a new key column.', max_id);
+    ELSE
+        hint := format('Set snowflake.epoch = ''%s'' or earlier in postgresql.conf (new ids then start above %s; the '
+                       'timestamp field then ends in %s), restart, and convert; or keep the column''s own default.',
+                       to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id,
+                       to_char((latest_epoch + (1::bigint << lay.timestamp_bits) * lay.time_unit_ms * interval '1 ms')
+                               AT TIME ZONE 'UTC', 'YYYY'));
+    END IF;
+END
+$fn$;
 CREATE FUNCTION snowflake_convert_key(tbl regclass, col name, OUT attnum int2, OUT atttypid regtype,
-                                      OUT attidentity "char")
-LANGUAGE plpgsql STABLE STRICT
+                                      OUT attidentity "char", OUT kind text)
+LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     rel record;
     default_expr text;
+    max_id bigint;
+    first_id bigint;
+    fix text;
     target text := tbl::text || '.' || quote_ident(col);
 BEGIN
     SELECT c.relkind, c.relpersistence, c.relispartition INTO rel FROM pg_class c WHERE c.oid = tbl;
@@ -277,12 +355,27 @@ BEGIN
             USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns '
                   '(serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
     END IF;
-    default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = attnum), tbl);
-    IF attidentity = '' AND (default_expr IS NULL OR default_expr NOT LIKE 'nextval(%') THEN
-        RAISE EXCEPTION 'column % is not a serial, identity or DEFAULT nextval() column (its default: %)',
+    kind := @extschema@.snowflake_convert_kind(tbl, attnum);
+    IF kind IS NULL THEN
+        default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = attnum), tbl);
+        -- A default of snowflake_nextval() is suggested only if new ids would start above the old.
+        BEGIN
+            SELECT f.max_id, f.first_id, f.hint INTO max_id, first_id, fix
+            FROM @extschema@.snowflake_convert_floor(tbl, col, NULL, false) f;
+        EXCEPTION WHEN insufficient_privilege THEN
+            first_id := NULL;
+        END;
+        RAISE EXCEPTION 'column % is not a serial, identity, DEFAULT nextval() or pgEdge DEFAULT snowflake.nextval() column (its default: %)',
                 target, coalesce(default_expr, 'none')
-            USING ERRCODE = '42804', HINT = 'To give it snowflake ids anyway: '
-                  'ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
+            USING ERRCODE = '42804', HINT = CASE
+                WHEN max_id >= first_id THEN format('Its values reach %s, not below %s, the first id this server would '
+                     'give it: a snowflake_nextval() default would put new ids below old ones. ', max_id, first_id) || fix
+                WHEN first_id IS NOT NULL THEN 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... '
+                     'SET DEFAULT snowflake_nextval() (' || CASE WHEN max_id IS NULL THEN 'it holds no value yet'
+                     ELSE format('its largest value, %s, is below the first id this server would give it now', max_id)
+                     END || ').'
+                ELSE 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval(), '
+                     'once SELECT max(...) of the column is below snowflake_from_timestamp(now()).' END;
     END IF;
 END
 $fn$;
@@ -566,6 +659,21 @@ SELECT ddl FROM (
     FROM pg_attribute a WHERE a.attrelid = v AND a.attnum > 0 AND col_description(v, a.attnum) IS NOT NULL) d
 ORDER BY k, attnum, grantee, grantable
 $fn$;
+CREATE FUNCTION snowflake_convert_above(tbl regclass, col name, kind text, issue boolean) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    f record;
+BEGIN
+    SELECT * INTO f FROM @extschema@.snowflake_convert_floor(tbl, col, kind, issue);
+    IF f.max_id >= f.first_id THEN
+        RAISE EXCEPTION 'column %.% holds ids up to %, not below %, the first id this server would give it',
+                tbl, quote_ident(col), f.max_id, f.first_id
+            USING ERRCODE = '22003', HINT = f.hint;
+    END IF;
+END
+$fn$;
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true,
                                          drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
 RETURNS SETOF text
@@ -578,6 +686,7 @@ DECLARE
     key record;
     b record;
     seq text;
+    users text;
     ddl text[];
     stmt text;
 BEGIN
@@ -585,6 +694,27 @@ BEGIN
     FOR b IN SELECT * FROM @extschema@.snowflake_convert_blockers(tbl, col, key.attnum, recreate_views) LOOP
         RAISE EXCEPTION USING ERRCODE = b.state, MESSAGE = b.message, HINT = b.hint;
     END LOOP;
+    -- A sequence it would drop that other defaults still use: refused, rather than half-way.
+    seq := pg_get_serial_sequence(tbl::text, col);
+    IF drop_sequence AND key.attidentity = '' AND seq IS NOT NULL THEN
+        SELECT string_agg(format('%s.%I', ad.adrelid::regclass, a.attname), ', '
+                          ORDER BY ad.adrelid::regclass::text, a.attname) INTO users
+        FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
+        JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+        WHERE d.classid = 'pg_attrdef'::regclass AND d.refclassid = 'pg_class'::regclass
+          AND d.refobjid = seq::regclass
+          -- (the column's own default, and its copies on the partitions and children, go with it)
+          AND NOT EXISTS (SELECT 1 FROM @extschema@.snowflake_convert_reach(tbl, key.attnum) r
+                          WHERE r.n = 1 AND r.relid = ad.adrelid AND r.attnum = ad.adnum);
+        IF users IS NOT NULL THEN
+            RAISE EXCEPTION 'sequence % of %.% is the default of other columns too: %', seq, tbl, quote_ident(col), users
+                USING ERRCODE = '2BP01', HINT = 'Keep it with drop_sequence => false (no column owns it then), or '
+                      'convert those columns first.';
+        END IF;
+    END IF;
+    -- New ids above the old: checked against the clock first (no refusal below suggests a default
+    -- that would go below), then, to run, against an id issued with the table locked.
+    PERFORM @extschema@.snowflake_convert_above(tbl, col, key.kind, false);
     -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
     PERFORM @extschema@.snowflake_convert_citus_check(tbl, col,
         ARRAY(SELECT t.relid FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n),
@@ -594,7 +724,6 @@ BEGIN
                  FROM @extschema@.snowflake_convert_views(tbl, key.attnum) v ORDER BY v.n DESC)
         || ARRAY(SELECT format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', t.relid::regclass, t.attname)
                  FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n);
-    seq := pg_get_serial_sequence(tbl::text, col);
     IF key.attidentity <> '' THEN
         -- The identity's own sequence goes with it.
         ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col) || ddl;
@@ -612,8 +741,10 @@ BEGIN
                  LATERAL @extschema@.snowflake_convert_view_ddl(v.view::regclass) WITH ORDINALITY AS x(d, k)
                  ORDER BY v.n, x.k);
     IF NOT dry_run THEN
-        -- Refuse before changing anything if this server cannot make ids.
-        EXECUTE format('SELECT %I.snowflake_layout()', ext_schema);
+        -- Refuse before changing anything if this server cannot make ids, or would make them below
+        -- the column's: no row comes in meanwhile.
+        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+        PERFORM @extschema@.snowflake_convert_above(tbl, col, key.kind, true);
         FOREACH stmt IN ARRAY ddl LOOP
             EXECUTE stmt;
         END LOOP;
@@ -659,6 +790,84 @@ BEGIN
                 'COLUMN %1$I SET DEFAULT), distribute it as %2$s is, copy the rows (INSERT ... SELECT), drop %2$s and '
                 'rename the new table, in one transaction; foreign keys and views on %2$s are yours to move.', col, tbl);
     END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_convert_candidates()
+RETURNS TABLE (n int, relid oid, attname name, kind text)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH RECURSIVE tables AS (
+    SELECT c.oid FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+    WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence <> 't'
+      AND s.nspname NOT IN ('pg_catalog', 'information_schema') AND s.nspname NOT LIKE 'pg\_%'
+      AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)
+      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
+                                                  AND d.deptype = 'e')),
+cols AS (
+    SELECT DISTINCT t.oid AS relid, a.attnum, a.attname, @extschema@.snowflake_convert_kind(t.oid::regclass, a.attnum) AS kind
+    FROM tables t JOIN pg_constraint con ON con.conrelid = t.oid AND con.contype IN ('p', 'u')
+    JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = ANY (con.conkey) AND NOT a.attisdropped),
+-- depth: how many foreign keys up a table reaches (at most 64: a cycle stops there).
+refs AS (SELECT DISTINCT con.conrelid AS child, con.confrelid AS parent FROM pg_constraint con
+         WHERE con.contype = 'f' AND con.conparentid = 0 AND con.conrelid <> con.confrelid),
+depth(relid, d) AS (
+    SELECT oid, 0 FROM tables
+    UNION
+    SELECT r.child, depth.d + 1 FROM depth JOIN refs r ON r.parent = depth.relid WHERE depth.d < 64)
+SELECT (row_number() OVER (ORDER BY (SELECT max(d) FROM depth WHERE depth.relid = c.relid),
+                                    c.relid::regclass::text, c.attnum))::int, c.relid, c.attname, c.kind
+FROM cols c WHERE c.kind IS NOT NULL
+ORDER BY 1
+$fn$;
+CREATE FUNCTION snowflake_convert_all(dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true,
+                                      recreate_views boolean DEFAULT false)
+RETURNS TABLE (table_name regclass, column_name name, kind text, max_id bigint, statements text[])
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    c record;
+    planned jsonb := '[]';
+    refused text[] := '{}';
+    first_state text;
+    message text;
+    state text;
+    fix text;
+BEGIN
+    FOR c IN SELECT * FROM @extschema@.snowflake_convert_candidates() ORDER BY n LOOP
+        BEGIN
+            planned := planned || jsonb_build_object('relid', c.relid, 'attname', c.attname, 'kind', c.kind,
+                'max', (SELECT f.max_id FROM @extschema@.snowflake_convert_floor(c.relid::regclass, c.attname, c.kind, false) f),
+                'ddl', to_jsonb(ARRAY(SELECT @extschema@.snowflake_convert_column(c.relid::regclass, c.attname, true,
+                                                                              drop_sequence, recreate_views))));
+        EXCEPTION WHEN others THEN
+            GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, state = RETURNED_SQLSTATE, fix = PG_EXCEPTION_HINT;
+            first_state := coalesce(first_state, state);
+            refused := refused || format('%s.%I (%s): %s%s', c.relid::regclass, c.attname, state, message,
+                                         coalesce(' HINT: ' || nullif(fix, ''), ''));
+        END;
+    END LOOP;
+    IF cardinality(refused) > 0 THEN
+        RAISE EXCEPTION 'snowflake_convert_all(): % of % key columns cannot be converted, so none is',
+                cardinality(refused), cardinality(refused) + jsonb_array_length(planned)
+            USING ERRCODE = first_state, DETAIL = array_to_string(refused, E'\n'),
+                  HINT = 'Fix each as its hint says (or convert the others one at a time with snowflake_convert_column()), '
+                         'then run snowflake_convert_all() again.';
+    END IF;
+    FOR c IN SELECT * FROM jsonb_array_elements(planned) p(v) LOOP
+        table_name := (c.v ->> 'relid')::oid::regclass;
+        column_name := c.v ->> 'attname';
+        kind := c.v ->> 'kind';
+        max_id := (c.v ->> 'max')::bigint;
+        IF dry_run THEN
+            statements := ARRAY(SELECT jsonb_array_elements_text(c.v -> 'ddl'));
+        ELSE
+            statements := ARRAY(SELECT @extschema@.snowflake_convert_column(table_name, column_name, false,
+                                                                            drop_sequence, recreate_views));
+        END IF;
+        RETURN NEXT;
+    END LOOP;
 END
 $fn$;
 /* </end connected objects> */
@@ -958,7 +1167,7 @@ COMMENT ON TYPE snowflake_parts IS
 COMMENT ON TYPE snowflake_layout IS
     'The running layout of snowflake ids, as returned by snowflake_layout()';
 COMMENT ON FUNCTION snowflake_decode(bigint, text) IS
-    'The fields of an id minted by another system: twitter, discord, instagram, sonyflake, or server';
+    'The fields of an id minted by another system: twitter, discord, instagram, sonyflake, pgedge, or server';
 COMMENT ON FUNCTION snowflake_timestamp(bigint) IS 'When a snowflake id was minted (the start of its tick)';
 COMMENT ON FUNCTION snowflake_machine_id(bigint) IS 'The machine id field of a snowflake id';
 COMMENT ON FUNCTION snowflake_sequence(bigint) IS 'The sequence field of a snowflake id';
@@ -977,7 +1186,7 @@ COMMENT ON FUNCTION snowflake_sequence(bigint, timestamptz, integer, integer, in
 COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz, integer, integer, integer) IS
     'The smallest id carrying this time, under the layout given as arguments; IMMUTABLE';
 COMMENT ON FUNCTION snowflake_timestamp(bigint, text) IS
-    'When an id was minted, under a preset (twitter, discord, instagram, sonyflake; not server); IMMUTABLE';
+    'When an id was minted, under a preset (twitter, discord, instagram, sonyflake, pgedge; not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_machine_id(bigint, text) IS
     'The machine field of an id, under a preset (not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_sequence(bigint, text) IS
@@ -1010,6 +1219,8 @@ COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
 COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
     'Range-partition bounds on the id, one row per step of time (in UTC) from the first time to at least the second: FOR VALUES FROM (from_id) TO (to_id)';
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean) IS
-    'Turns a serial, identity or DEFAULT nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); returns the DDL, runs it unless dry_run';
+    'Turns a serial, identity, DEFAULT nextval() or pgEdge snowflake.nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); refuses a column whose values are not below the first new id; returns the DDL, runs it unless dry_run';
+COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
+    'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; refuses them all together if any is refused; a row per column; runs unless dry_run';
 /* </end connected objects> */
 

@@ -370,7 +370,7 @@ mod tests {
     fn unknown_preset_names_list_the_known_ones() {
         assert_eq!(
             Error::UnknownPreset { name: "snowflake".into() }.message(),
-            "unknown snowflake layout \"snowflake\"; known layouts: twitter, discord, instagram, sonyflake, server"
+            "unknown snowflake layout \"snowflake\"; known layouts: twitter, discord, instagram, sonyflake, pgedge, server"
         );
     }
 

@@ -85,7 +85,7 @@ mod tests {
         let unknown = Error::NotAFixedLayout { name: "snowflak".into() };
         assert_eq!(
             unknown.message(),
-            "unknown fixed snowflake layout \"snowflak\"; the presets are: twitter, discord, instagram, sonyflake"
+            "unknown fixed snowflake layout \"snowflak\"; the presets are: twitter, discord, instagram, sonyflake, pgedge"
         );
     }
 

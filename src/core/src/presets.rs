@@ -58,6 +58,18 @@ pub const PRESETS: &[Preset] = &[
         sequence_bits: 8,
         sequence_above_machine: true,
     },
+    // pgEdge's snowflake extension (its snowflake.c: SNOWFLAKE_EPOCH_OFFSET 1672531200 s,
+    // SNOWFLAKE_MSEC_SHIFT 22 with a 41-bit mask, SNOWFLAKE_NODE_SHIFT 12 with a 10-bit mask, the
+    // count in bits 0-11): 41 ms | 10 node (snowflake.node) | 12 count, epoch 2023-01-01 UTC.
+    Preset {
+        name: "pgedge",
+        epoch_ms: 1_672_531_200_000,
+        tick_ms: 1,
+        timestamp_bits: 41,
+        machine_bits: 10,
+        sequence_bits: 12,
+        sequence_above_machine: false,
+    },
 ];
 
 /// The name that stands for this server's own layout.
@@ -109,6 +121,7 @@ mod tests {
             ("discord", "2015-01-01 00:00:00+00"),
             ("instagram", "2011-08-24 21:07:01.721+00"),
             ("sonyflake", "2014-09-01 00:00:00+00"),
+            ("pgedge", "2023-01-01 00:00:00+00"),
         ] {
             assert_eq!(find(name).unwrap().epoch_ms, parse_timestamptz(text).unwrap(), "{name}");
         }
@@ -132,6 +145,19 @@ mod tests {
         // Sonyflake: 10 ms ticks << 24 | sequence << 16 | machine.
         let id = (100_i64 << 24) | (7 << 16) | 65_535;
         assert_eq!(decode("sonyflake", id), ("2014-09-01 00:00:01+00".into(), 65_535, 7));
+    }
+
+    #[test]
+    fn pgedge_id_decodes_to_its_node_count_and_time() {
+        // An id of pgEdge's snowflake.nextval(), which its snowflake.format() shows as node 5,
+        // count 109, minted on 2026-12-01.
+        let (ts, node, count) = decode("pgedge", 518_514_394_326_388_845);
+        assert!(ts.starts_with("2026-12-01 "), "{ts}");
+        assert_eq!((node, count), (5, 109));
+        // Bit by bit: ms since 2023-01-01 << 22 | node << 12 | count.
+        let id = (86_400_000_i64 << 22) | (1023 << 12) | 4095;
+        assert_eq!(decode("pgedge", id), ("2023-01-02 00:00:00+00".into(), 1023, 4095));
+        assert!(matches!(find("pgedge").unwrap().decode(-1), Err(LayoutError::NegativeId { .. })));
     }
 
     #[test]

@@ -48,7 +48,7 @@ fn snowflake_decode(id: i64, fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composit
     parts_row(fcinfo, id, server_parts(id))
 }
 
-/// `layout`: twitter, discord, instagram, sonyflake, or server (this server's own).
+/// `layout`: twitter, discord, instagram, sonyflake, pgedge, or server (this server's own).
 #[pg_extern(stable, parallel_safe, strict, name = "snowflake_decode")]
 fn snowflake_decode_as(
     id: i64,
