@@ -9,7 +9,8 @@
 # used as column defaults as pgEdge writes them: DEFAULT snowflake.nextval('public.t_id_seq'::regclass)
 # (what its convert_sequence_to_snowflake() sets, the sequence still owned by the column) and
 # DEFAULT snowflake.nextval() (its own snowflake.id_seq). pg_snowflake is installed beside it in a
-# schema of its own, with the default layout (epoch 2025-01-01) and machine id 5 (= the node).
+# schema of its own, with the default layout (epoch 2025-01-01) and machine id 5 (= the node);
+# pgEdge's snowflake.node = 5 is set too, and stays set (the prefix is not reserved then).
 # 1. pgEdge's ids decode under the pgedge layout to pgEdge's own node, count and time.
 # 2. Under the default epoch, pgEdge's ids are above every id this server would issue: every
 #    conversion refuses (22003) with pgEdge's epoch in its hint, and snowflake_convert_all()
@@ -26,7 +27,7 @@
 #    (in a transaction rolled back), a refused conversion goes through and the next id is below
 #    the old ones.
 export PGOPTIONS="-c client_min_messages=warning"
-init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 5"
+init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 5" "snowflake.node = 5"
 start_cluster main
 q() { psql_on main -X -A -F '|' --pset footer=off "$@"; }
 # The messages carry ids and dates that move with the clock (pgEdge's ids of now, the first new
@@ -69,6 +70,9 @@ INSERT INTO tags (name) VALUES ('a'), ('b');
 CREATE TABLE old_ids AS SELECT id FROM orders UNION ALL SELECT id FROM order_lines UNION ALL SELECT id FROM events;
 SQL
 
+# pgEdge's setting shares the prefix: kept for pgEdge's library, which may load after this one
+# (reserving the prefix would remove it: pgEdge's nextval() then refuses, node not set).
+echo "pgEdge's snowflake.node kept beside pg_snowflake: $(q -At -c "SELECT current_setting('snowflake.node', true)")"
 echo "-- 1. pgEdge's ids under the pgedge layout: pgEdge's own node, count and time"
 q <<'SQL'
 SELECT count(*) AS ids, bool_and((snowflake_decode(id, 'pgedge')).machine_id = (snowflake.parts(id)).node
