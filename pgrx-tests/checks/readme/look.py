@@ -355,7 +355,7 @@ try:
                     pages.append(name)
             failures.append(f"search {query!r}: the first result is {first}, not {html_of(page)} (pages in order: {pages[:6]})")
         else:
-            print(f"search {query!r}: the first result is {r['hits'][0]}, of {len(r['hits'])}")
+            print(f"search {query!r}: the first result is {first}, of {len(r['hits'])}")
 finally:
     browser.close()
 for f in failures:
