@@ -241,19 +241,25 @@ ensure_client_tools() {
   rm -f "$log"
 }
 
-# MkDocs for the manual_site scenario, pinned in checks/readme/docs-requirements.txt, in a venv
-# under $(pg_cache_dir)/docs.
-docs_tools_ready() { cmp -s "$TESTS_DIR/checks/readme/docs-requirements.txt" "$(pg_cache_dir)/docs/venv/installed.txt"; }
+# MkDocs and its Material theme for the manual's site (the manual_site scenario and package.sh), pinned
+# in checks/readme/docs-requirements.txt, in a venv under $(pg_cache_dir)/docs; and, from npm into
+# that venv's npm/, the Material theme's shim that lets the site's search run from file:// (the
+# manual the packages install), which the theme would otherwise fetch from a CDN at each reading.
+DOCS_NPM="iframe-worker@1.0.4"
+docs_tools_wanted() { cat "$TESTS_DIR/checks/readme/docs-requirements.txt"; echo "npm: $DOCS_NPM"; }
+docs_tools_ready() { cmp -s <(docs_tools_wanted) "$(pg_cache_dir)/docs/venv/installed.txt"; }
 
 ensure_docs_tools() {
   local venv log
   docs_tools_ready && return 0
   venv="$(pg_cache_dir)/docs/venv"
   log="$(mktemp)"
-  say "installing MkDocs into $venv"
+  say "installing MkDocs and its Material theme into $venv"
+  command -v npm >/dev/null || die "npm is not on PATH: the site's search shim comes from npm"
   rm -rf "$venv" && mkdir -p "$(dirname "$venv")"
-  { python3 -m venv "$venv" && "$venv/bin/pip" install -q -r "$TESTS_DIR/checks/readme/docs-requirements.txt"; } >"$log" 2>&1 \
+  { python3 -m venv "$venv" && "$venv/bin/pip" install -q -r "$TESTS_DIR/checks/readme/docs-requirements.txt" \
+      && mkdir -p "$venv/npm" && (cd "$venv/npm" && npm install --no-audit --no-fund --no-save "$DOCS_NPM"); } >"$log" 2>&1 \
     || { cat "$log" >&2; die "MkDocs did not install"; }
-  cp "$TESTS_DIR/checks/readme/docs-requirements.txt" "$venv/installed.txt"
+  docs_tools_wanted >"$venv/installed.txt"
   rm -f "$log"
 }

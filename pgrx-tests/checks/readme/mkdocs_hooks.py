@@ -1,10 +1,17 @@
 """MkDocs hooks of the manual's site (mkdocs.yml): the README is the start page, and the files of
 the checkout that the pages link to outside docs/ (ARCHITECTURE.md, the benchmark reports and
-their figures) come along under repo/, so that every link of the site leads somewhere.
+their figures) come along under repo/, so that every link of the site leads somewhere. The
+Material theme's offline search needs a shim to run its search worker from file:// (the manual the
+packages install under /usr/share/doc/): the set-up installs it from npm into the docs venv
+(ensure_docs_tools), and it is served from the site itself (mkdocs.yml's extra.polyfills names
+it), never from a CDN. And the Errors page is boosted in the search, so that an SQLSTATE finds its
+row there before the pages that mention it. Each table cell carries its column's name
+(data-label), so that css/extra.css can show a table's rows as cards on a narrow screen.
 
 On GitHub the same Markdown reads as it is: docs/x.md from the README, ../path from a page."""
 import os
 import re
+import sys
 
 from mkdocs.structure.files import File
 
@@ -37,8 +44,23 @@ def _readme_as_index(text):
     return LINK.sub(repl, text)
 
 
+SHIM = os.path.join(sys.prefix, "npm", "node_modules", "iframe-worker", "shim", "index.js")
+SHIM_URI = "assets/javascripts/iframe-worker-shim.js"
+SEARCH_BOOST = {"errors.md": 10}
+
+
+def on_config(config):
+    if config["extra"].get("polyfills") != [SHIM_URI]:
+        raise SystemExit(f"mkdocs.yml: extra.polyfills must be [{SHIM_URI}] (the search shim, served from the site)")
+    return config
+
+
 def on_files(files, config):
     root = os.path.dirname(config["docs_dir"])
+    if not os.path.isfile(SHIM):
+        raise SystemExit(f"{SHIM} is missing: the set-up installs it (ensure_docs_tools in pgrx-tests/harness/setup.sh)")
+    with open(SHIM, "rb") as f:
+        files.append(File.generated(config, SHIM_URI, content=f.read()))
     with open(os.path.join(root, "README.md")) as f:
         readme = f.read()
     files.append(File.generated(config, "index.md", content=_readme_as_index(readme)))
@@ -63,6 +85,8 @@ def on_files(files, config):
 
 
 def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri in SEARCH_BOOST:
+        page.meta["search"] = {"boost": SEARCH_BOOST[page.file.src_uri]}
     if page.file.src_uri.startswith("repo/") or page.file.src_uri == "index.md":
         return markdown
 
@@ -74,3 +98,24 @@ def on_page_markdown(markdown, page, config, files):
             return m.group(1) + "repo/" + target[3:] + m.group(3)
         return m.group(0)
     return LINK.sub(repl, markdown)
+
+
+TABLE = re.compile(r"<table>.*?</table>", re.S)
+
+
+def _labelled(m):
+    table = m.group(0)
+    heads = [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", table, re.S)]
+    if not heads:
+        return table
+    body_at = table.find("<tbody>")
+    head, body = table[:body_at], table[body_at:]
+
+    def row(r):
+        cells = iter(heads)
+        return re.sub(r"<td(?=[\s>])", lambda c: f'<td data-label="{next(cells, "")}"', r.group(0))
+    return head + re.sub(r"<tr>.*?</tr>", row, body, flags=re.S)
+
+
+def on_page_content(html, page, config, files):
+    return TABLE.sub(_labelled, html)
