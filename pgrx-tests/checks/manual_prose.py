@@ -115,8 +115,11 @@ def check_page(page):
         # Pointers.
         for m in re.finditer(r"(?:^|[.!?]\s+)(See (?:above|below)\.)", line):
             failures.append(f"{where}: \"{m.group(1)}\" names nothing: link what is meant, or name it")
-        if re.search(r"\(below\)|\bsee below\b|, below\)", line, re.I) and i >= last_prose:
-            failures.append(f"{where}: \"below\" on the page's last lines: nothing follows")
+        if re.search(r"\(below\)|\bsee below\b|, below\)", line, re.I):
+            # Something must follow the paragraph (or table, or list) that says so.
+            end = next((k for k in range(i, len(lines)) if not lines[k].strip()), len(lines))
+            if end >= last_prose:
+                failures.append(f"{where}: \"below\" in the page's last paragraph: nothing follows")
         for m in re.finditer(r"\(([A-Z][^(),]*), (below|above)\)", line):
             name, way = m.groups()
             at = [h for h, t in heads if t == name]
