@@ -25,8 +25,10 @@
 #      a SQLSTATE only as the Errors page has them, and its "above"/"below" lead somewhere
 #      (pgrx-tests/checks/manual_prose.py);
 #  12. a skipped block that a scenario runs shows what that scenario prints
-#      (pgrx-tests/checks/mirrored_blocks.py).
-#  9 to 12 each run once more on a copy with planted faults, each of which they must name.
+#      (pgrx-tests/checks/mirrored_blocks.py);
+#  13. the recipes of "From your application" name the client versions the clients scenario runs,
+#      and older versions only with what differs there (pgrx-tests/checks/client_versions.py).
+#  9 to 13 each run once more on a copy with planted faults, each of which they must name.
 # clippy runs per PostgreSQL version in test.sh (its cfgs differ by version).
 #
 # Usage: bash pgrx-tests/checks/checks.sh
@@ -114,7 +116,7 @@ out=$(python3 pgrx-tests/checks/no_installs.py "$probe" 2>&1 || true)
 rm -rf "$probe"
 [[ $out == "pgrx-tests/scenarios/x.sh:2: installs in a scenario"* && $out != *"x.sh:3"* ]] || fail "no_installs.py's negative control (got: $out)"
 
-# 9 to 12: the manual's statements against the code. Their negative controls run on one copy of
+# 9 to 13: the manual's statements against the code. Their negative controls run on one copy of
 # the checkout with faults planted, each of which one check must name at its file and line.
 say "CHANGELOG.md against the scripts (pgrx-tests/checks/changelog.py)"
 python3 pgrx-tests/checks/changelog.py || fail "CHANGELOG.md misses a change of sql/ (above)"
@@ -124,10 +126,15 @@ say "the manual's prose: names and pointers (pgrx-tests/checks/manual_prose.py)"
 python3 pgrx-tests/checks/manual_prose.py || fail "the manual names what does not exist, or points nowhere (above)"
 say "skipped blocks against the scenarios that run them (pgrx-tests/checks/mirrored_blocks.py)"
 python3 pgrx-tests/checks/mirrored_blocks.py || fail "a block differs from the scenario that runs it (above)"
+say "the client recipes' versions (pgrx-tests/checks/client_versions.py)"
+python3 pgrx-tests/checks/client_versions.py || fail "a client recipe does not say the version it is tested with (above)"
 probe=$(mktemp -d)
 mkdir -p "$probe/pgrx-tests/checks"
 cp -r README.md CHANGELOG.md Cargo.toml mkdocs.yml docs sql src monitoring "$probe/"
 cp -r pgrx-tests/scenarios pgrx-tests/expected "$probe/pgrx-tests/" && cp -r pgrx-tests/checks/sql-snapshot "$probe/pgrx-tests/checks/"
+mkdir -p "$probe/pgrx-tests/checks/readme/clients/rust"
+cp pgrx-tests/checks/readme/clients/{requirements.txt,package.json} "$probe/pgrx-tests/checks/readme/clients/"
+cp pgrx-tests/checks/readme/clients/rust/Cargo.lock "$probe/pgrx-tests/checks/readme/clients/rust/"
 python3 - "$probe" >"$probe/planted" <<'PY'
 import re, sys
 root = sys.argv[1]
@@ -163,8 +170,11 @@ plant("docs/sql-reference.md", "What `snowflake_nextval()` guarantees", "What `s
 # 12. skipped blocks: a line the scenario does not print, a statement it does not run.
 plant("docs/conversion.md", "accounts ALTER COLUMN id SET DEFAULT snowflake.snowflake_nextval()", "accounts ALTER COLUMN id SET DEFAULT public.snowflake_nextval()", "a line convert_column does not print")
 plant("docs/many-servers.md", "WITH (origin = none, copy_data = false);\n-- on db2", "WITH (copy_data = false);\n-- on db2", "a statement active_active does not run")
+# 13. client recipes: a heading broader than the version tested, an older version claimed bare.
+plant("docs/application.md", "## Python: SQLAlchemy 2.1", "## Python: SQLAlchemy 2", "a heading that claims every 2.x")
+plant("docs/application.md", "leaves it out of the `INSERT`", "leaves it out of the `INSERT` (Django 5.0 and later)", "an older version claimed without what differs")
 PY
-out=$(for c in changelog errors_page manual_prose mirrored_blocks; do python3 "pgrx-tests/checks/$c.py" "$probe" 2>&1 || true; done)
+out=$(for c in changelog errors_page manual_prose mirrored_blocks client_versions; do python3 "pgrx-tests/checks/$c.py" "$probe" 2>&1 || true; done)
 # Each fault planted at a line is named at that line; the others by what they lack; nothing else.
 while read -r at what; do
   if [[ $at == *:* ]]; then grep -q "^$at: " <<<"$out" || fail "the planted fault at $at ($what) was not named: $out"; fi
@@ -174,8 +184,8 @@ for want in "does not name the function snowflake_convert_reach(regclass, smalli
             "no row for Error::ClockStalled" "src/postgres/sql_api/peers.rs:179: no row of docs/errors.md with 54000"; do
   grep -qF "$want" <<<"$out" || fail "a planted fault was not named: $want (got: $out)"
 done
-[ "$(grep -c . <<<"$out")" = 15 ] || fail "the planted faults make 15 failures, not: $out"
+[ "$(grep -c . <<<"$out")" = 17 ] || fail "the planted faults make 17 failures, not: $out"
 rm -rf "$probe"
 
-if [ "$failed" = 0 ]; then echo "checks: 12 passed, 0 failed"; else echo "checks: some FAILED"; fi
+if [ "$failed" = 0 ]; then echo "checks: 13 passed, 0 failed"; else echo "checks: some FAILED"; fi
 exit "$failed"
