@@ -10,7 +10,8 @@
 - Settings: the settings of the newest version are the Settings table's (docs/settings.md, which
   the README check compares with pg_settings); the section of each version names every setting
   added since the version before it (named in that version's section) and every one gone.
-- The newest section is the version of Cargo.toml.
+- The newest section is the version of Cargo.toml; docs/upgrading.md links to the changelog, and
+  its paragraph "From A to B:" names the settings of the section [B].
 
 A missing name fails, naming CHANGELOG.md's section line and what it lacks.
 
@@ -214,6 +215,25 @@ def main():
         for s in sorted(have - now):
             if s not in settings[v]:
                 failures.append(f"CHANGELOG.md:{line}: the section [{v}] does not name the setting {s}, gone since (docs/settings.md lacks it)")
+    # Upgrading sends its readers here.
+    upgrading = os.path.join(ROOT, "docs/upgrading.md")
+    if os.path.isfile(upgrading):
+        with open(upgrading) as f:
+            text = f.read()
+        if "](../CHANGELOG.md)" not in text:
+            failures.append("docs/upgrading.md: no link to the changelog (../CHANGELOG.md)")
+        # Its summary of the newest update names the settings that the changelog's section does.
+        if len(versions) > 1:
+            new, old = versions[0], versions[1]
+            para = next((p for p in text.split("\n\n") if f"From {old} to {new}:" in p), None)
+            if para is None:
+                failures.append(f"docs/upgrading.md: no paragraph saying \"From {old} to {new}:\"")
+            else:
+                line = text[:text.index(para)].count("\n") + 1
+                said = set(re.findall(r"`(snowflake\.\w+)`", para))
+                for s in sorted(settings[new] ^ said):
+                    where = "the changelog's section" if s in settings[new] else "docs/upgrading.md"
+                    failures.append(f"docs/upgrading.md:{line}: {s} is named by {where} only (From {old} to {new})")
     for f in failures:
         print(f)
     if failures:
