@@ -11,7 +11,8 @@
 # With PostgreSQL 15 (the default) the demo installs the extension into Debian's postgresql-15
 # (/usr/lib/postgresql/15, /usr/share/postgresql/15/extension), the system's PostgreSQL: the demo is
 # meant to show the extension where a user would run it. With another major it uses the tests' own
-# PostgreSQL of that major. (The tests never touch the system's PostgreSQL.)
+# PostgreSQL of that major. (Of the tests, only the package install test touches the system's
+# PostgreSQL: it installs the .deb into Debian's postgresql-15 and removes it; see the README.)
 set -euo pipefail
 # shellcheck source=pgrx-tests/harness/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/harness/lib.sh"

@@ -41,7 +41,7 @@ python3 "$HERE/look.py" "$PROJECT_DIR" "$site" "$shots" --search 55P03=docs/erro
 # nav. links.py names each file and line, and no other; mkdocs' strict build fails too.
 drifted="$SCRATCH/manual.drifted"
 rm -rf "$drifted" && mkdir -p "$drifted/pgrx-tests"
-cp -r "$PROJECT_DIR/README.md" "$PROJECT_DIR/docs" "$PROJECT_DIR/mkdocs.yml" "$PROJECT_DIR/ARCHITECTURE.md" "$PROJECT_DIR/monitoring" "$drifted/"
+cp -r "$PROJECT_DIR/README.md" "$PROJECT_DIR/docs" "$PROJECT_DIR/mkdocs.yml" "$PROJECT_DIR/ARCHITECTURE.md" "$PROJECT_DIR/CHANGELOG.md" "$PROJECT_DIR/monitoring" "$drifted/"
 mkdir -p "$drifted/pgrx-tests/bench" "$drifted/pgrx-tests/checks" && cp -r "$PROJECT_DIR/pgrx-tests/checks/readme" "$drifted/pgrx-tests/checks/"
 cp -r "$PROJECT_DIR/pgrx-tests/bench/results" "$drifted/pgrx-tests/bench/"
 python3 - "$drifted" >"$SCRATCH/drift.lines" <<'PY'

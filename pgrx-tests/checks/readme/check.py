@@ -25,7 +25,8 @@ writes what the server did into the pages instead (review the diff!). What it ch
 3. The Settings table against pg_settings: every snowflake.* setting (but the test builds'
    fault_*), its default and when it can change.
 4. The SQL reference against the catalog: every function of the extension, its arguments, result,
-   volatility, strictness and parallel safety.
+   volatility, strictness and parallel safety, and whether PUBLIC may execute it (a row says
+   "Revoked from PUBLIC" exactly when it may not).
 5. The Benchmarks section (on whichever page it is): every table quotes a published report (pgrx-tests/bench/results/)
    word for word, under `<!-- quote: FILE -->`.
 `README_ONLY=blocks|reference|errors` runs one part (reference includes the settings).
@@ -465,14 +466,18 @@ def check_reference(all_pages, main):
     lines = page.lines
     out = main.psql("""
         SELECT p.proname, pg_get_function_identity_arguments(p.oid), pg_get_function_arguments(p.oid),
-               pg_get_function_result(p.oid), p.provolatile, p.proisstrict, p.proparallel
+               pg_get_function_result(p.oid), p.provolatile, p.proisstrict, p.proparallel,
+               p.proacl IS NOT NULL AND NOT EXISTS (SELECT 1 FROM aclexplode(p.proacl) a
+                                                    WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')
         FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_snowflake'
         ORDER BY 1, 2""", extra=["-A", "-t", "-F", "\t"]).stdout
     catalog = {}
+    revoked_from_public = {}
     for l in out.strip().split("\n"):
-        name, ident, args, result, vol, strict, par = l.split("\t")
+        name, ident, args, result, vol, strict, par, revoked = l.split("\t")
         catalog[(name, ident)] = (type_names(args), type_names(result), vol, strict, par)
+        revoked_from_public[(name, ident)] = revoked == "t"
     volatility = {"i": "IMMUTABLE", "s": "STABLE", "v": "VOLATILE"}
     parallel = {"s": "PARALLEL SAFE", "r": "PARALLEL RESTRICTED", "u": "PARALLEL UNSAFE"}
     documented = set()
@@ -495,6 +500,10 @@ def check_reference(all_pages, main):
             returns = type_names(cols[1].strip("`"))
             if returns != "as above" and not result.startswith("TABLE") and returns != result:
                 fail(page, line + 1, f"{name}({args}) returns {result}, the README says {cols[1]}")
+            # A function PUBLIC may not execute says so in its row, and only such a function.
+            says = bool(re.search(r"revoked from PUBLIC", cols[3] if len(cols) > 3 else "", re.I))
+            if says != revoked_from_public[key]:
+                fail(page, line + 1, f"{name}({args}) is {'' if revoked_from_public[key] else 'not '}revoked from PUBLIC in the catalog; the row must {'say' if revoked_from_public[key] else 'not say'} \"Revoked from PUBLIC\"")
             props = f"{volatility[vol]}, {'STRICT' if strict == 't' else 'not STRICT'}, {parallel[par]}"
             if cols[2] != props:
                 if ACCEPT and len(names) == 1 or all_same(catalog, names, args):
