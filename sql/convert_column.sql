@@ -729,9 +729,11 @@ BEGIN
         END;
     END LOOP;
     IF cardinality(refused) > 0 THEN
-        RAISE EXCEPTION 'snowflake_convert_all(): % of % key columns cannot be converted, so none is',
-                cardinality(refused), cardinality(refused) + jsonb_array_length(planned)
-            USING ERRCODE = first_state, DETAIL = array_to_string(refused, E'\n'),
+        -- (With the first refusal's SQLSTATE: the Errors page has a row for this message.)
+        RAISE EXCEPTION USING ERRCODE = first_state,
+            MESSAGE = format('snowflake_convert_all(): %s of %s key columns cannot be converted, so none is',
+                             cardinality(refused), cardinality(refused) + jsonb_array_length(planned)),
+            DETAIL = array_to_string(refused, E'\n'),
                   HINT = 'Fix each as its hint says (or convert the others one at a time with snowflake_convert_column()), '
                          'then run snowflake_convert_all() again.';
     END IF;

@@ -35,8 +35,8 @@ q() { psql_on main -X -A -F '|' --pset footer=off "$@"; }
 stable() { sed -E -e 's/(about|below|above) [0-9]{15,}/\1 ID/g' -e 's/up to [45][0-9]{17}\b/up to MAX/g' \
   -e "s/epoch = '[0-9]{4}-[0-9]{2}-[0-9]{2} 00:00:00\+00' or earlier/epoch = 'DATE' or earlier/" \
   -e 's/ends in [0-9]{4}/ends in YEAR/'; }
-q -c "CREATE SCHEMA snowflake_ids" -c "CREATE EXTENSION pg_snowflake SCHEMA snowflake_ids" \
-  -c "ALTER DATABASE postgres SET search_path = \"\$user\", public, snowflake_ids" >/dev/null
+q -c "CREATE SCHEMA ids" -c "CREATE EXTENSION pg_snowflake SCHEMA ids" \
+  -c "ALTER DATABASE postgres SET search_path = \"\$user\", public, ids" >/dev/null
 q -f "$PROJECT_DIR/pgrx-tests/harness/sql/error_of.sql" >/dev/null
 q <<'SQL' >/dev/null
 CREATE SCHEMA snowflake;
@@ -162,7 +162,7 @@ echo "nothing changed: $([ "$(catalog)" = "$before" ] && echo yes || echo NO)"
 echo "negative control: the guard switched off (in a transaction rolled back), the conversion runs and the next id is below old ones:"
 q -At <<'SQL'
 BEGIN;
-CREATE OR REPLACE FUNCTION snowflake_ids.snowflake_convert_above(tbl regclass, col name, kind text, issue boolean)
+CREATE OR REPLACE FUNCTION ids.snowflake_convert_above(tbl regclass, col name, kind text, issue boolean)
 RETURNS void LANGUAGE sql AS $$ SELECT $$;
 SELECT count(*) > 0 AS converted FROM snowflake_convert_column('high', 'id', dry_run => false);
 INSERT INTO high DEFAULT VALUES RETURNING id < 9 * (1::bigint << 58) AS new_id_below_old;
