@@ -4,10 +4,11 @@
 #   target/packages/postgresql-<N>-pg-snowflake_<version>_amd64.deb      (dpkg-deb --root-owner-group)
 #     for Debian's and PGDG's postgresql-<N>: Depends: postgresql-<N>; the library in
 #     /usr/lib/postgresql/<N>/lib, the control file and SQL scripts in
-#     /usr/share/postgresql/<N>/extension, the copyright file, README and monitoring/ (Prometheus:
-#     docs/monitoring.md) in /usr/share/doc/postgresql-<N>-pg-snowflake/
+#     /usr/share/postgresql/<N>/extension, the copyright file, README, monitoring/ (Prometheus:
+#     docs/monitoring.md) and html/ (the manual as a site, built by MkDocs) in
+#     /usr/share/doc/postgresql-<N>-pg-snowflake/
 #   target/packages/postgresql-<N>-pg-snowflake_<version>_amd64.tar.gz   (other systems)
-#     postgresql-<N>-pg-snowflake_<version>_amd64/{lib,extension,monitoring}/ with INSTALL, LICENSE, README.md:
+#     postgresql-<N>-pg-snowflake_<version>_amd64/{lib,extension,monitoring,html}/ with INSTALL, LICENSE, README.md:
 #     the files go where that server's pg_config --pkglibdir and --sharedir/extension say.
 # The packages are built against the tests' PostgreSQL <N> (PyPI's build: the same major has the
 # same ABI), whose pg_config reports other directories than Debian's: they are mapped here.
@@ -40,6 +41,7 @@ command -v dpkg-deb >/dev/null || die "dpkg-deb is missing (Debian's dpkg)"
 
 # shellcheck disable=SC2086
 ensure_setup $VERSIONS
+ensure_docs_tools
 new_scratch
 mkdir -p "$OUT"
 VERSION=$(cargo_version)
@@ -92,6 +94,10 @@ package() {
   install -m 644 "$PROJECT_DIR/README.md" "$doc/README.md"
   install -d "$doc/monitoring"
   install -m 644 "$PROJECT_DIR"/monitoring/*.yaml "$doc/monitoring/"
+  # The manual as a site (mkdocs.yml; MkDocs from the set-up's venv), readable offline: html/.
+  NO_MKDOCS_2_WARNING=1 "$(pg_cache_dir)/docs/venv/bin/mkdocs" build --strict -q -f "$PROJECT_DIR/mkdocs.yml" \
+    -d "$doc/html" >"$SCRATCH/mkdocs-$major.log" 2>&1 || { cat "$SCRATCH/mkdocs-$major.log" >&2; die "the manual's site did not build"; }
+  find "$doc/html" -type d -exec chmod 755 {} + && find "$doc/html" -type f -exec chmod 644 {} +
   {
     echo "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
     echo "Upstream-Name: pg_snowflake"
@@ -137,7 +143,7 @@ EOF
   cp "$stage/usr/lib/postgresql/$major/lib/pg_snowflake.so" "$tardir/lib/"
   cp "$stage/usr/share/postgresql/$major/extension/"* "$tardir/extension/"
   cp "$PROJECT_DIR/LICENSE" "$PROJECT_DIR/README.md" "$tardir/"
-  cp -r "$doc/monitoring" "$tardir/"
+  cp -r "$doc/monitoring" "$doc/html" "$tardir/"
   cat >"$tardir/INSTALL" <<EOF
 pg_snowflake $VERSION for PostgreSQL $major ($ARCH, Linux, glibc). As root, with the pg_config of
 the PostgreSQL $major server on PATH:
@@ -156,6 +162,8 @@ number unique to this server>; restart; then in each database, as a superuser (R
 
 For Prometheus, monitoring/ holds postgres_exporter's queries (queries.yaml), alert rules
 (alerts.yaml) and their promtool tests: see the manual's page Monitoring (docs/monitoring.md).
+
+The manual: html/index.html (the site, readable offline).
 
 See README.md.
 EOF

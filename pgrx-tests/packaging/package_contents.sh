@@ -15,8 +15,10 @@ echo "== ${deb##*/}" | n
 dpkg-deb -f "$deb" Package Source Version Architecture Depends Section Priority Maintainer \
   | sed 's/libc6 (>= [0-9.]*)/libc6 (>= <glibc of the build>)/' | n
 dpkg-deb -f "$deb" Description | n
-echo "files (mode, owner, path):"
-dpkg-deb -c "$deb" | awk '{print $1, $2, $6}' | n
+# The manual's site (html/): its pages by name, its other files (theme, search index) counted.
+site() { grep -v '/html/.*/.' | grep -v '/html/[^/]*\.[a-z]*$'; }
+echo "files (mode, owner, path; html/ below):"
+dpkg-deb -c "$deb" | awk '{print $1, $2, $6}' | n | site
 echo "control members: $(dpkg-deb --ctrl-tarfile "$deb" | tar -t | sort | tr '\n' ' ')"
 x="$SCRATCH/deb"
 t="$SCRATCH/tgz"
@@ -32,6 +34,15 @@ cmp -s "$PROJECT_DIR/README.md" "$doc/README.md" && echo "README.md: the checkou
 for f in "$PROJECT_DIR"/monitoring/*.yaml; do
   cmp -s "$f" "$doc/monitoring/${f##*/}" && echo "monitoring/${f##*/}: the checkout's"
 done
+# html/: a page for the README and for each page of docs/, the search index, and nothing that
+# loads from outside the site (the manual reads offline).
+pages=yes
+[ -f "$doc/html/index.html" ] || pages="no index.html"
+for f in "$PROJECT_DIR"/docs/*.md; do
+  b=${f##*/}; [ -f "$doc/html/${b%.md}.html" ] || pages="no ${b%.md}.html"
+done
+echo "html/: a page for README.md and each of docs/*.md: $pages; the search index: $([ -f "$doc/html/search/search_index.json" ] && echo yes || echo no); $(find "$doc/html" -type f | wc -l | awk '{print ($1 > 30) ? "its theme and scripts" : "too few files"}')"
+echo "html/ loads from outside the site: $(grep -rlE '(src|href)="https?://(fonts|cdn|unpkg|cdnjs)' "$doc/html" | wc -l) files"
 so="$x/usr/lib/postgresql/$PG_MAJOR/lib/pg_snowflake.so"
 file -b "$so" | cut -d, -f1-2
 echo "needs: $(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')"
@@ -45,7 +56,7 @@ for f in "$x/usr/share/postgresql/$PG_MAJOR/extension/"*.sql; do
   esac
 done
 echo "== ${tgz##*/}" | n
-tar -tzvf "$tgz" | awk '{print $1, $2, $6}' | n
+tar -tzvf "$tgz" | awk '{print $1, $2, $6}' | n | site
 mkdir -p "$t"
 tar -xzf "$tgz" -C "$t"
 tdir="$t/${name}_${version}_$arch"
@@ -60,5 +71,5 @@ for f in "$tdir"/monitoring/*; do
   cmp -s "$f" "$doc/monitoring/${f##*/}" || same="no: monitoring/${f##*/}"
 done
 [ "$(find "$tdir/lib" "$tdir/extension" -name "pg_snowflake*" | wc -l)" = "$(dpkg-deb -c "$deb" | grep -c 'pg_snowflake[-.]')" ] || same="no: not the same files"
-[ "$(find "$tdir/monitoring" -type f | wc -l)" = "$(dpkg-deb -c "$deb" | grep -c '/monitoring/.')" ] || same="no: not the same monitoring files"
+[ "$(find "$tdir/monitoring" -type f | wc -l)" = "$(dpkg-deb -c "$deb" | grep -c 'pg-snowflake/monitoring/.')" ] || same="no: not the same monitoring files"
 echo "its library, SQL and monitoring files are the Debian package's: $same"

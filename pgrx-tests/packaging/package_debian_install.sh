@@ -35,7 +35,8 @@ as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$deb" >"$SCRAT
   || { cat "$SCRATCH/apt.log"; exit 1; }
 echo "apt-get install ./${deb##*/}: $(dpkg-query -W -f='${Status}, version ${Version}' "$name")" | n
 dpkg-query -L "$name" | grep -v '^/\.$' | sort >"$SCRATCH/files"
-while read -r f; do if [ -f "$f" ]; then echo "$f"; fi; done <"$SCRATCH/files" | n | sed 's/^/  installed: /'
+while read -r f; do if [ -f "$f" ]; then echo "$f"; fi; done <"$SCRATCH/files" | n | grep -v '/html/' | sed 's/^/  installed: /'
+echo "  installed: the manual's site, $(grep -c '/html/.*\.html$' "$SCRATCH/files") pages under /usr/share/doc/postgresql-<N>-pg-snowflake/html/ ($([ -f "/usr/share/doc/$name/html/index.html" ] && echo index.html || echo 'no index.html'))"
 as_root dpkg --verify "$name" && echo "dpkg --verify: every file as packaged"
 
 use_system_pg "$PG_MAJOR"
