@@ -124,15 +124,29 @@ fn snowflake_peer_deadline(ms: i32) -> bool {
 /// asked for are one small row.
 const MAX_ANSWER_GROWTH: i64 = 64 * 1024;
 
+/// How much this backend may write meanwhile (`wchar` of /proc/self/io): libpq writes each notice
+/// a peer sends to the server's log (its stderr), so a flood of them is refused before it fills
+/// the log's disk.
+const MAX_ANSWER_WRITTEN: i64 = 64 * 1024;
+
+/// How much this backend's address space may grow meanwhile: libpq sizes its input buffer to the
+/// length a message declares before any of it is there (a DataRow may claim 1 GB), so an answer
+/// is refused as soon as it announces that much, not once it has sent it.
+const MAX_ANSWER_RESERVED: i64 = 16 * 1024 * 1024;
+
 /// Waits for the answer to the query sent on the caller's dblink link `link`: calls dblink's own
 /// `dblink_is_busy(link)` (directly, in a memory context reset after each call) until it says
 /// the answer is complete (true), or `timeout_ms` passed (false); spins for 20 ms (a round
 /// trip's worth: the clock offset is measured around this wait), then sleeps 2 ms between
 /// polls; a cancel or statement_timeout ends it. libpq holds a whole answer in this backend's
 /// memory until it is complete: an answer that grows this backend's anonymous resident memory
-/// (`RssAnon` of /proc/self/status, read after each poll) by more than 64 kB is refused (54000),
-/// and the caller closes the link, which frees it. (A poll reads what the socket has: a peer can
-/// add at most that much past the bound.) Only a dblink_is_busy() the caller may execute is
+/// (`RssAnon` of /proc/self/status, read after each poll) by more than 64 kB, or its address space
+/// (`VmData`: a message that declares a huge length) by more than 16 MB, is refused (54000), and
+/// the caller closes the link, which frees it; so is an answer that makes this backend write more
+/// than 64 kB (`wchar` of /proc/self/io: the notices libpq writes to the log). (A poll reads what
+/// the socket has: a peer can add at most that much past the bound.) The same wait reads the end
+/// of each answer (after its first result): libpq keeps every distinct ParameterStatus a peer
+/// sends, so a flood of them grows memory too. Only a dblink_is_busy() the caller may execute is
 /// called. VOLATILE.
 #[pg_extern(volatile, parallel_unsafe, strict)]
 fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
@@ -158,6 +172,10 @@ fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
     let started = std::time::Instant::now();
     let link = link.into_datum().expect("a text datum");
     let mut calls = PgMemoryContexts::new("snowflake_dblink_poll");
+    // The address space from before the first poll: that poll may be the one that reads a huge
+    // declared length and sizes libpq's buffer for it, and the next one would fill it.
+    let reserved_at_start = memory_use().map(|m| m.vm_data);
+    let written_at_start = bytes_written();
     let mut memory_at_start = None;
     loop {
         // SAFETY: dblink_is_busy(text) found above, called with a text datum (ERRORs are guarded);
@@ -171,20 +189,31 @@ fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
         if busy == 0 {
             return true;
         }
-        // (From the first poll on: what that first call loads is not the peer's.)
-        let memory = rss_anon();
+        let memory = memory_use();
+        if let (Some(start), Some(now)) = (reserved_at_start, memory) {
+            if now.vm_data - start > MAX_ANSWER_RESERVED {
+                refuse(format!(
+                    "its answer announced a message that made this server reserve more than {} MB of memory (one small row was asked for)",
+                    MAX_ANSWER_RESERVED / (1024 * 1024)
+                ));
+            }
+        }
+        if let (Some(start), Some(now)) = (written_at_start, bytes_written()) {
+            if now - start > MAX_ANSWER_WRITTEN {
+                refuse(format!(
+                    "its answer made this server write more than {} kB to its log before it ended (notices; one small row was asked for)",
+                    MAX_ANSWER_WRITTEN / 1024
+                ));
+            }
+        }
+        // (Resident memory from the first poll on: what that first call loads is not the peer's.)
         match (memory_at_start, memory) {
             (None, _) => memory_at_start = memory,
-            (Some(start), Some(now)) if now - start > MAX_ANSWER_GROWTH => {
-                ErrorReport::new(
-                    PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                    format!(
-                        "its answer took more than {} kB of this server's memory before it ended (one small row was asked for)",
-                        MAX_ANSWER_GROWTH / 1024
-                    ),
-                    "snowflake_dblink_poll",
-                )
-                .report(PgLogLevel::ERROR);
+            (Some(start), Some(now)) if now.rss_anon - start.rss_anon > MAX_ANSWER_GROWTH => {
+                refuse(format!(
+                    "its answer took more than {} kB of this server's memory before it ended (one small row was asked for)",
+                    MAX_ANSWER_GROWTH / 1024
+                ));
             }
             _ => {}
         }
@@ -208,28 +237,66 @@ fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
     }
 }
 
-/// This backend's anonymous resident memory in bytes (`RssAnon` of /proc/self/status: what
-/// malloc and palloc hold, shared memory aside), None where the kernel does not say.
-fn rss_anon() -> Option<i64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    rss_anon_bytes(&status)
+/// Refuses the answer awaited (54000): the caller closes the link.
+fn refuse(message: String) -> ! {
+    ErrorReport::new(PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED, message, "snowflake_dblink_poll")
+        .report(PgLogLevel::ERROR);
+    unreachable!()
 }
 
-/// `RssAnon:   1234 kB` in the text of /proc/self/status, in bytes.
-fn rss_anon_bytes(status: &str) -> Option<i64> {
-    let line = status.lines().find_map(|l| l.strip_prefix("RssAnon:"))?;
-    let kb: i64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
-    kb.checked_mul(1024)
+/// This backend's memory, in bytes, as /proc/self/status says it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct MemoryUse {
+    /// `RssAnon`: the anonymous resident memory, what malloc and palloc hold (shared memory aside).
+    rss_anon: i64,
+    /// `VmData`: the data segments' address space, what malloc reserved whether touched or not.
+    vm_data: i64,
+}
+
+/// This backend's memory now, None where the kernel does not say.
+fn memory_use() -> Option<MemoryUse> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    memory_use_in(&status)
+}
+
+/// `RssAnon:   1234 kB` and `VmData:   5678 kB` in the text of /proc/self/status, in bytes.
+fn memory_use_in(status: &str) -> Option<MemoryUse> {
+    let field = |name: &str| -> Option<i64> {
+        let line = status.lines().find_map(|l| l.strip_prefix(name))?;
+        let kb: i64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+        kb.checked_mul(1024)
+    };
+    Some(MemoryUse { rss_anon: field("RssAnon:")?, vm_data: field("VmData:")? })
+}
+
+/// The bytes this backend wrote so far (`wchar` of /proc/self/io), None where the kernel does not say.
+fn bytes_written() -> Option<i64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    wchar_in(&io)
+}
+
+/// `wchar: 1234` in the text of /proc/self/io.
+fn wchar_in(io: &str) -> Option<i64> {
+    io.lines().find_map(|l| l.strip_prefix("wchar:"))?.trim().parse().ok()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::rss_anon_bytes;
+    use super::{memory_use_in, wchar_in, MemoryUse};
 
     #[test]
-    fn rss_anon_as_linux_writes_it() {
-        assert_eq!(rss_anon_bytes("VmRSS:\t   9000 kB\nRssAnon:\t    1234 kB\nRssFile:\t 5 kB\n"), Some(1234 * 1024));
-        assert_eq!(rss_anon_bytes("VmRSS:\t 9000 kB\n"), None);
-        assert_eq!(rss_anon_bytes("RssAnon:\t x kB\n"), None);
+    fn wchar_as_linux_writes_it() {
+        assert_eq!(wchar_in("rchar: 10\nwchar: 1234\nsyscr: 3\n"), Some(1234));
+        assert_eq!(wchar_in("rchar: 10\n"), None);
+    }
+
+    #[test]
+    fn memory_use_as_linux_writes_it() {
+        assert_eq!(
+            memory_use_in("VmData:\t  8000 kB\nVmRSS:\t   9000 kB\nRssAnon:\t    1234 kB\nRssFile:\t 5 kB\n"),
+            Some(MemoryUse { rss_anon: 1234 * 1024, vm_data: 8000 * 1024 })
+        );
+        assert_eq!(memory_use_in("VmRSS:\t 9000 kB\nRssAnon:\t 1 kB\n"), None);
+        assert_eq!(memory_use_in("VmData:\t 1 kB\nRssAnon:\t x kB\n"), None);
     }
 }
