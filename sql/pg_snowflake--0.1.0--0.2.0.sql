@@ -263,7 +263,8 @@ BEGIN
     END IF;
     EXECUTE format('SELECT count(*) FROM %I.dblink_get_result($1) AS t(done text)', dblink_schema) INTO extra USING link;
     IF extra > 0 THEN
-        RAISE EXCEPTION 'it sent a second result (% rows) after its answer (one result was asked for)', extra USING ERRCODE = '08P01';
+        RAISE EXCEPTION 'it sent a second result after its answer (% %; one result was asked for)', extra, CASE WHEN extra = 1 THEN 'row' ELSE 'rows' END
+            USING ERRCODE = '08P01';
     END IF;
 END
 $fn$;

@@ -6,7 +6,8 @@ the database named in the connection string says (STREAM_BYTES: 64 MB by default
   stall_end      one row and CommandComplete, then never ReadyForQuery: the answer never ends;
   second_stream  one row and CommandComplete, then a second result streaming STREAM_BYTES of rows;
   second_result  one row and CommandComplete, then a second result of one row, then the end;
-  two_rows       two rows where one was asked for, then the end;
+  second_empty   one row and CommandComplete, then a second result without rows, then the end;
+  two_rows       two rows where one was asked for (each of the shape asked for), then the end;
   huge_row       one row and CommandComplete, then a second result whose row declares 1 GB, then
                  STREAM_BYTES of it;
   params         one row and CommandComplete, then ParameterStatus messages, each of a new name,
@@ -69,7 +70,7 @@ def hold(conn):
         pass
 
 
-def answer(conn, mode):
+def answer(conn, mode, query):
     # Three text columns, as the first remote query of snowflake_check_peers() asks: its first
     # answer (search_path, statement_timeout, the extension's schema) is well formed.
     first = text_columns(b"a", b"b", b"c") + text_row(b"pg_catalog, pg_temp", b"2s", b"public") + msg(b"C", b"SELECT 1\0")
@@ -83,8 +84,16 @@ def answer(conn, mode):
     if mode == "second_result":
         conn.sendall(first + text_columns(b"more") + text_row(b"surprise") + msg(b"C", b"SELECT 1\0") + msg(b"Z", b"I"))
         return
+    if mode == "second_empty":
+        conn.sendall(first + text_columns(b"more") + msg(b"C", b"SELECT 0\0") + msg(b"Z", b"I"))
+        return
     if mode == "two_rows":
-        conn.sendall(text_columns(b"a", b"b", b"c") + text_row(b"", b"", b"public") * 2 + msg(b"C", b"SELECT 2\0") + msg(b"Z", b"I"))
+        # Each query's answer as it asks (the second: machine id, layout, server, clock), twice.
+        if b"snowflake_stats" in query:
+            cols, row = text_columns(b"m", b"l", b"s", b"c"), text_row(b"9", b"41|10|12", b"fake@1", b"0")
+        else:
+            cols, row = text_columns(b"a", b"b", b"c"), text_row(b"", b"", b"public")
+        conn.sendall(cols + row * 2 + msg(b"C", b"SELECT 2\0") + msg(b"Z", b"I"))
         return
     if mode == "huge_row":
         # A DataRow that declares 1 GB: libpq sizes its buffer for it before any of it comes.
@@ -140,8 +149,8 @@ def serve(conn):
             if body.lower().startswith(b"set "):  # dblink may set client_encoding
                 conn.sendall(msg(b"C", b"SET\0") + msg(b"Z", b"I"))
                 continue
-            answer(conn, mode)
-            if mode not in ("second_result", "two_rows"):
+            answer(conn, mode, body)
+            if mode not in ("second_result", "second_empty", "two_rows"):
                 return
     except (ConnectionError, OSError, socket.timeout):
         return

@@ -129,7 +129,7 @@ echo "-- hostile peers, each followed by a good one: each flagged, the good one 
 # Each attacks the end of an answer (after a well-formed first result) but two_rows; the peak
 # memory of the backend (warmed up by a call first) grows by less than 16 MB. Their times, the
 # memory and the server log's growth go to the report.
-for mode in stall_end second_stream second_result two_rows huge_row params notices; do
+for mode in stall_end second_stream second_result second_empty two_rows huge_row params notices; do
   hostile="host=127.0.0.1 port=$(cat "$SCRATCH/streaming.port") dbname=$mode sslmode=disable"
   t0=$(date +%s.%N)
   log0=$(stat -c %s "$SCRATCH/peer_a.log")
