@@ -54,9 +54,11 @@ STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_dbli
 --   flagging the peer; the remote session gets statement_timeout = timeout_s too, so a query
 --   left behind ends there by itself. (No cancel request is sent: libpq's PQcancel waits for the
 --   peer without a timeout.) dblink's connect honours connect_timeout but cannot be interrupted
---   on PostgreSQL 14 and 15; from 16 on it can be interrupted but ignores connect_timeout, so a
---   timer of ours (snowflake_peer_deadline(), in Rust) cancels it after timeout_s, and is
---   disarmed at the end of the transaction whatever happens;
+--   on PostgreSQL 14 and 15 (and a peer that never pauses defeats connect_timeout there); from 16
+--   on it can be interrupted but ignores connect_timeout: so a timer of ours
+--   (snowflake_peer_deadline(), in Rust) ends it after timeout_s (from 16 on by a cancel, before
+--   by shutting down the socket it connects on), and is disarmed at the end of the transaction
+--   whatever happens;
 -- - no unbounded memory: an answer that takes more than 64 kB before it ends, or announces a
 --   message of more than 16 MB, is refused (the answers asked for are one small row; libpq holds
 --   a whole answer until it ends, and sizes its buffer to the length a message declares);
@@ -93,6 +95,7 @@ DECLARE
     message text;
     detail text;
     secret text;
+    fired boolean;
 BEGIN
     SELECT n.nspname INTO dblink_schema
     FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
@@ -121,7 +124,8 @@ BEGIN
             END IF;
             -- A call ended by a cancel may have left the link open in this session.
             PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-            -- dblink's connect ignores connect_timeout from PostgreSQL 16 on: a timer of ours ends it.
+            -- dblink's connect ignores connect_timeout from PostgreSQL 16 on, and a peer that never
+            -- pauses defeats it before: a timer of ours ends it.
             PERFORM @extschema@.snowflake_peer_deadline(timeout_s * 1000);
             EXECUTE format('SELECT %I.dblink_connect($1, $2)', dblink_schema) USING link, c.connect;
             PERFORM @extschema@.snowflake_peer_deadline(0);
@@ -176,10 +180,12 @@ BEGIN
                 rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false,
                     'error', format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s));
             WHEN others THEN
-                PERFORM @extschema@.snowflake_peer_deadline(0);
+                -- (Before PostgreSQL 16 our connect deadline shuts the peer's socket: dblink's error.)
+                fired := @extschema@.snowflake_peer_deadline(0);
                 GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
                 PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-                message := message || coalesce(': ' || nullif(detail, ''), '');
+                message := CASE WHEN fired THEN format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s)
+                                ELSE message || coalesce(': ' || nullif(detail, ''), '') END;
                 -- libpq may quote a piece of the connection string in its messages.
                 FOREACH secret IN ARRAY c.secrets LOOP
                     IF octet_length(secret) >= 4 THEN

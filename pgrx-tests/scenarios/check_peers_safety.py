@@ -1,6 +1,8 @@
 """Hostile peers for the check_peers_safety scenario: it speaks just enough of PostgreSQL's wire
 protocol (version 3) for libpq to connect (no SSL, no authentication), and answers each query as
 the database named in the connection string says (STREAM_BYTES: 64 MB by default):
+  connect_params ParameterStatus messages, each of a new name, STREAM_BYTES of them, before the
+                 connection is ready (never ReadyForQuery): no pause for connect_timeout to see;
   stream         a row description, then rows, STREAM_BYTES of them, without ever ending the
                  result, as a server streaming rows forever would (any other database name too);
   stall_end      one row and CommandComplete, then never ReadyForQuery: the answer never ends;
@@ -134,6 +136,10 @@ def serve(conn):
         params = [(b"server_version", b"15.0"), (b"server_encoding", b"UTF8"), (b"client_encoding", b"UTF8"),
                   (b"DateStyle", b"ISO, MDY"), (b"integer_datetimes", b"on"), (b"standard_conforming_strings", b"on")]
         out = msg(b"R", struct.pack("!i", 0))
+        if mode == "connect_params":
+            conn.sendall(out)
+            stream(conn, lambda n: b"".join(msg(b"S", b"p%d_%d\0v\0" % (n, i)) for i in range(1000)))
+            return hold(conn)
         for k, v in params:
             out += msg(b"S", k + b"\0" + v + b"\0")
         out += msg(b"K", struct.pack("!ii", 4242, 4242)) + msg(b"Z", b"I")

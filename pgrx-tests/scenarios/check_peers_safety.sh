@@ -126,10 +126,11 @@ SELECT problems FROM snowflake_check_peers(ARRAY['$streaming'], timeout_s => 5) 
 SELECT 'peak memory grew by less than 16 MB: ' || ((regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]::bigint - :before < 16384);
 SQL
 echo "-- hostile peers, each followed by a good one: each flagged, the good one asked"
-# Each attacks the end of an answer (after a well-formed first result) but two_rows; the peak
+# Each attacks the end of an answer (after a well-formed first result) but connect_params (the
+# connect) and two_rows (the first result); the peak
 # memory of the backend (warmed up by a call first) grows by less than 16 MB. Their times, the
 # memory and the server log's growth go to the report.
-for mode in stall_end second_stream second_result second_empty two_rows huge_row params notices; do
+for mode in connect_params stall_end second_stream second_result second_empty two_rows huge_row params notices; do
   hostile="host=127.0.0.1 port=$(cat "$SCRATCH/streaming.port") dbname=$mode sslmode=disable"
   t0=$(date +%s.%N)
   log0=$(stat -c %s "$SCRATCH/peer_a.log")

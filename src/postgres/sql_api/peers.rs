@@ -9,7 +9,7 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::{IntoDatum, PgLogLevel, PgMemoryContexts, PgSqlErrorCode};
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicBool, AtomicI32};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64};
 
 /// One row: `shown` (the string without its secrets, or a placeholder naming `position` when it
 /// does not parse), `connect` (with `connect_timeout` added unless set; NULL when it does not
@@ -31,9 +31,12 @@ fn snowflake_peer_conninfo(
 
 // A deadline for dblink's connect. From PostgreSQL 16 on, dblink connects through
 // libpqsrv_connect(), which can be interrupted but ignores the connection string's connect_timeout;
-// before 16 it calls PQconnectdb(), which honours connect_timeout but cannot be interrupted. So
-// snowflake_check_peers() arms this timer around dblink_connect(): when it fires, the backend is
-// cancelled as by statement_timeout, and the caller learns that it was this timer.
+// before 16 it calls PQconnectdb(), which cannot be interrupted, and whose connect_timeout a peer
+// defeats by never pausing (libpq looks at the time only when a wait for the socket times out: a
+// flood of ParameterStatus messages before ReadyForQuery hangs it). So snowflake_check_peers() arms
+// this timer around dblink_connect(): when it fires, from 16 on the backend is cancelled as by
+// statement_timeout; before 16 the sockets opened since it was armed (libpq's) are shut down
+// (their reads end), so that PQconnectdb() fails; and the caller learns that it was this timer.
 
 /// `TimeoutId`'s `USER_TIMEOUT` (utils/timeout.h) in each major: the first id an extension may
 /// register.
@@ -52,12 +55,30 @@ unsafe extern "C-unwind" {
 }
 
 static FIRED: AtomicBool = AtomicBool::new(false);
+/// Before 16: whether the timer is armed for a connect, and the sockets this process had open when
+/// it was armed (a bit per descriptor below MAX_FD): a socket opened since is the connect's.
+static WATCHING: AtomicBool = AtomicBool::new(false);
+const MAX_FD: usize = 1024;
+static SOCKETS_BEFORE: [AtomicU64; MAX_FD / 64] = [const { AtomicU64::new(0) }; MAX_FD / 64];
 /// The registered timeout's id in this backend; -1 until first used.
 static TIMER_ID: AtomicI32 = AtomicI32::new(-1);
 
-/// The timer's handler, in a signal handler: what PostgreSQL's SIGINT handler does for a cancel.
+/// The timer's handler, in a signal handler: what PostgreSQL's SIGINT handler does for a cancel;
+/// before 16, shuts the peer's socket down instead (a cancel would land only after the connect).
 unsafe extern "C" fn on_deadline() {
     FIRED.store(true, Relaxed);
+    if BEFORE_16 {
+        if WATCHING.load(Relaxed) {
+            for fd in 0..MAX_FD {
+                let before = SOCKETS_BEFORE[fd / 64].load(Relaxed) & (1 << (fd % 64)) != 0;
+                if !before && is_socket(fd as i32) {
+                    // SAFETY: shutdown() is async-signal-safe; the socket is the connect's.
+                    unsafe { libc::shutdown(fd as i32, libc::SHUT_RDWR) };
+                }
+            }
+        }
+        return;
+    }
     // SAFETY: the flags are sig_atomic_t, and SetLatch is safe in a signal handler.
     unsafe {
         pg_sys::InterruptPending = 1;
@@ -71,11 +92,38 @@ unsafe extern "C" fn on_deadline() {
 fn disarm(id: i32) -> bool {
     // SAFETY: the id was registered by snowflake_peer_deadline() (ERRORs are guarded).
     unsafe { ffi::pg_guard_ffi_boundary(|| disable_timeout(id, false)) };
+    WATCHING.store(false, Relaxed);
     let fired = FIRED.swap(false, Relaxed);
-    if fired {
+    if fired && !BEFORE_16 {
         unsafe { pg_sys::QueryCancelPending = 0 };
     }
     fired
+}
+
+/// PostgreSQL 14 and 15: dblink connects with PQconnectdb(), which cannot be interrupted.
+const BEFORE_16: bool = cfg!(any(feature = "pg14", feature = "pg15"));
+
+/// Whether the descriptor is an open socket (fstat() is async-signal-safe).
+fn is_socket(fd: i32) -> bool {
+    // SAFETY: fstat() writes into the buffer given; a closed descriptor fails (EBADF).
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFSOCK
+    }
+}
+
+/// Notes the sockets open now, and watches for the connect's.
+fn watch_new_sockets() {
+    for (word, bits) in SOCKETS_BEFORE.iter().enumerate() {
+        let mut mask = 0u64;
+        for bit in 0..64 {
+            if is_socket((word * 64 + bit) as i32) {
+                mask |= 1 << bit;
+            }
+        }
+        bits.store(mask, Relaxed);
+    }
+    WATCHING.store(true, Relaxed);
 }
 
 /// At the end of every transaction of this backend (commit, abort, prepare; once the timer was
@@ -93,17 +141,12 @@ unsafe extern "C-unwind" fn at_transaction_end(event: pg_sys::XactEvent::Type, _
 }
 
 /// Disarms the deadline of this backend and returns whether it fired since it was armed; then,
-/// if `ms` > 0, arms it to cancel the running statement in `ms` milliseconds (PostgreSQL 16 and
-/// later; before, it does nothing and returns false). It is disarmed at the end of the
-/// transaction in any case. VOLATILE; revoked from PUBLIC (sql/comments.sql).
+/// if `ms` > 0, arms it to end the connect that follows in `ms` milliseconds: PostgreSQL 16 and
+/// later, by cancelling the running statement; before, by shutting down the sockets opened since
+/// (the peer's). It is disarmed at the end of the transaction in any case. VOLATILE; revoked from
+/// PUBLIC (sql/comments.sql).
 #[pg_extern(volatile, parallel_unsafe, strict)]
 fn snowflake_peer_deadline(ms: i32) -> bool {
-    // PostgreSQL 14 and 15: dblink connects with PQconnectdb(), which honours connect_timeout and
-    // cannot be interrupted; a cancel of ours would only land after it returned, on whatever the
-    // caller runs next (its error handler). So no timer there.
-    if cfg!(any(feature = "pg14", feature = "pg15")) {
-        return false;
-    }
     let mut id = TIMER_ID.load(Relaxed);
     if id < 0 {
         // SAFETY: registering a handler in this backend's timeout table, and a callback at the
@@ -114,6 +157,9 @@ fn snowflake_peer_deadline(ms: i32) -> bool {
     }
     let fired = disarm(id);
     if ms > 0 {
+        if BEFORE_16 {
+            watch_new_sockets();
+        }
         // SAFETY: the id was registered above.
         unsafe { ffi::pg_guard_ffi_boundary(|| enable_timeout_after(id, ms)) };
     }
