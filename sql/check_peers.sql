@@ -15,11 +15,17 @@
 --   flagging the peer; the remote session gets statement_timeout = timeout_s too, so a query
 --   left behind ends there by itself. (No cancel request is sent: libpq's PQcancel waits for the
 --   peer without a timeout.) dblink's connect honours connect_timeout but cannot be interrupted
---   on PostgreSQL 14 and 15; from 16 on it can be interrupted but ignores connect_timeout, so a
---   timer of ours (snowflake_peer_deadline(), in Rust) cancels it after timeout_s, and is
---   disarmed at the end of the transaction whatever happens;
--- - no unbounded memory: an answer that takes more than 64 kB before it ends is refused (the
---   answers asked for are one small row; libpq holds a whole answer until it ends);
+--   on PostgreSQL 14 and 15 (and a peer that never pauses defeats connect_timeout there); from 16
+--   on it can be interrupted but ignores connect_timeout: so a timer of ours
+--   (snowflake_peer_deadline(), in Rust) ends it after timeout_s (from 16 on by a cancel, before
+--   by shutting down the socket it connects on), and is disarmed at the end of the transaction
+--   whatever happens;
+-- - no unbounded memory: an answer that takes more than 64 kB before it ends, or announces a
+--   message of more than 16 MB, is refused (the answers asked for are one small row; libpq holds
+--   a whole answer until it ends, and sizes its buffer to the length a message declares);
+-- - every read is bounded, the end of each answer too (snowflake_dblink_end()): anything but one
+--   row in one result, then the end, is refused, the link closed and the peer flagged, and the
+--   call goes on to the next peer;
 -- - remote calls name the remote extension's schema (looked up in its pg_extension) under
 --   search_path = pg_catalog, pg_temp;
 -- - this server, listed as a peer, or one server listed twice, is recognised by its system
@@ -41,6 +47,7 @@ DECLARE
     remote_schema text;
     t0 double precision;
     t1 double precision;
+    first record;
     answer record;
     rows_ jsonb := '[]';
     seen jsonb := '{}';
@@ -49,6 +56,7 @@ DECLARE
     message text;
     detail text;
     secret text;
+    fired boolean;
 BEGIN
     SELECT n.nspname INTO dblink_schema
     FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
@@ -77,7 +85,8 @@ BEGIN
             END IF;
             -- A call ended by a cancel may have left the link open in this session.
             PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-            -- dblink's connect ignores connect_timeout from PostgreSQL 16 on: a timer of ours ends it.
+            -- dblink's connect ignores connect_timeout from PostgreSQL 16 on, and a peer that never
+            -- pauses defeats it before: a timer of ours ends it.
             PERFORM @extschema@.snowflake_peer_deadline(timeout_s * 1000);
             EXECUTE format('SELECT %I.dblink_connect($1, $2)', dblink_schema) USING link, c.connect;
             PERFORM @extschema@.snowflake_peer_deadline(0);
@@ -87,10 +96,13 @@ BEGIN
                           pg_catalog.set_config('statement_timeout', %L, false),
                           (SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
                            WHERE e.extname = 'pg_snowflake')$q$, timeout_s || 's'), timeout_s);
-            EXECUTE format('SELECT t.s FROM %I.dblink_get_result($1) AS t(p text, st text, s name)', dblink_schema)
-                INTO remote_schema USING link;
-            -- The end of the answer, which frees the link for the next query.
-            EXECUTE format('SELECT * FROM %I.dblink_get_result($1) AS t(done text)', dblink_schema) USING link;
+            EXECUTE format('SELECT count(*) OVER () AS n, t.s FROM %I.dblink_get_result($1) AS t(p text, st text, s name) LIMIT 1', dblink_schema)
+                INTO first USING link;
+            IF first.n IS DISTINCT FROM 1 THEN
+                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(first.n, 0) USING ERRCODE = '08P01';
+            END IF;
+            remote_schema := first.s;
+            PERFORM @extschema@.snowflake_dblink_end(dblink_schema, link, timeout_s);
             IF remote_schema IS NULL THEN
                 RAISE EXCEPTION 'pg_snowflake is not installed in that database' USING ERRCODE = '55000';
             END IF;
@@ -102,10 +114,12 @@ BEGIN
                           pg_catalog.date_part('epoch', %1$I.snowflake_clock()) OPERATOR(pg_catalog.*) 1000
                    FROM %1$I.snowflake_stats() s, pg_catalog.pg_control_system() c$q$, remote_schema), timeout_s);
             t1 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
-            EXECUTE format('SELECT * FROM %I.dblink_get_result($1) AS t(machine_id integer, layout text, server text, clock_ms double precision)', dblink_schema)
+            EXECUTE format('SELECT count(*) OVER () AS n, t.* FROM %I.dblink_get_result($1) AS t(machine_id integer, layout text, server text, clock_ms double precision) LIMIT 1', dblink_schema)
                 INTO answer USING link;
-            -- The end of the answer, which frees the link for the next query.
-            EXECUTE format('SELECT * FROM %I.dblink_get_result($1) AS t(done text)', dblink_schema) USING link;
+            IF answer.n IS DISTINCT FROM 1 THEN
+                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(answer.n, 0) USING ERRCODE = '08P01';
+            END IF;
+            PERFORM @extschema@.snowflake_dblink_end(dblink_schema, link, timeout_s);
             PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
             rows_ := rows_ || jsonb_build_object('peer', c.shown,
                 'machine_id', answer.machine_id, 'layout', answer.layout,
@@ -127,10 +141,12 @@ BEGIN
                 rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false,
                     'error', format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s));
             WHEN others THEN
-                PERFORM @extschema@.snowflake_peer_deadline(0);
+                -- (Before PostgreSQL 16 our connect deadline shuts the peer's socket: dblink's error.)
+                fired := @extschema@.snowflake_peer_deadline(0);
                 GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
                 PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-                message := message || coalesce(': ' || nullif(detail, ''), '');
+                message := CASE WHEN fired THEN format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s)
+                                ELSE message || coalesce(': ' || nullif(detail, ''), '') END;
                 -- libpq may quote a piece of the connection string in its messages.
                 FOREACH secret IN ARRAY c.secrets LOOP
                     IF octet_length(secret) >= 4 THEN
@@ -180,14 +196,42 @@ COMMENT ON FUNCTION snowflake_check_peers(text[], double precision, integer) IS
 -- calls cannot be interrupted before PostgreSQL 17), and that refuses (54000) an answer that takes
 -- more than 64 kB of this backend's memory before it ends (libpq holds a whole answer until then;
 -- the answers asked for are one small row): snowflake_dblink_poll(), in Rust. Gives up after
--- timeout_s (08006).
+-- timeout_s (08006). Refuses (08P01) when the query cannot be sent: the link is still busy with an
+-- earlier answer (a peer that sent a second, empty result).
 CREATE FUNCTION snowflake_dblink_wait(dblink_schema name, link text, query text, timeout_s integer) RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 AS $fn$
+DECLARE
+    sent integer;
 BEGIN
-    EXECUTE format('SELECT %I.dblink_send_query($1, $2)', dblink_schema) USING link, query;
+    EXECUTE format('SELECT %I.dblink_send_query($1, $2)', dblink_schema) INTO sent USING link, query;
+    IF sent IS DISTINCT FROM 1 THEN
+        RAISE EXCEPTION 'the query could not be sent: the link is still busy with its earlier answer' USING ERRCODE = '08P01';
+    END IF;
     IF NOT @extschema@.snowflake_dblink_poll(link, timeout_s * 1000) THEN
         RAISE EXCEPTION 'it did not answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
+    END IF;
+END
+$fn$;
+
+-- Reads the end of an answer whose first result was read (dblink_get_result returns nothing at
+-- the end), which frees the link for the next query: waits for it as snowflake_dblink_wait() does,
+-- bounded in time (timeout_s, 08006) and in memory (a peer that never ends its answer, or floods
+-- it with ParameterStatus or notices, or streams a second result, is refused), then refuses
+-- (08P01) a second result with rows, or of another shape (dblink's own error).
+CREATE FUNCTION snowflake_dblink_end(dblink_schema name, link text, timeout_s integer) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    extra bigint;
+BEGIN
+    IF NOT @extschema@.snowflake_dblink_poll(link, timeout_s * 1000) THEN
+        RAISE EXCEPTION 'it did not end its answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
+    END IF;
+    EXECUTE format('SELECT count(*) FROM %I.dblink_get_result($1) AS t(done text)', dblink_schema) INTO extra USING link;
+    IF extra > 0 THEN
+        RAISE EXCEPTION 'it sent a second result after its answer (% %; one result was asked for)', extra, CASE WHEN extra = 1 THEN 'row' ELSE 'rows' END
+            USING ERRCODE = '08P01';
     END IF;
 END
 $fn$;

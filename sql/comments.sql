@@ -47,12 +47,12 @@ COMMENT ON FUNCTION snowflake_peer_conninfo(text, integer, integer) IS
 COMMENT ON FUNCTION snowflake_peer_deadline(integer) IS
     'For snowflake_check_peers(): disarms this backend''s connect deadline (returns whether it fired), then arms it for ms, until the end of the transaction at most';
 COMMENT ON FUNCTION snowflake_dblink_poll(text, integer) IS
-    'For snowflake_check_peers(): waits at most timeout_ms for the answer on the caller''s dblink link; refuses an answer that takes more than 64 kB';
+    'For snowflake_check_peers(): waits at most timeout_ms for the answer on the caller''s dblink link; refuses an answer that takes more than 64 kB or announces a message of more than 16 MB';
 
 -- Privileges: least privilege by default (README "Security"). PUBLIC keeps what only reads or
 -- computes: decode, the extractors, from_timestamp, compose, layout, clock, stats, and the helpers
 -- of snowflake_check_peers() that act only on the caller's own dblink links or read their
--- arguments (peer_conninfo, dblink_wait, dblink_poll, dblink_close), and the helpers of
+-- arguments (peer_conninfo, dblink_wait, dblink_end, dblink_poll, dblink_close), and the helpers of
 -- snowflake_convert_column() (snowflake_convert_key, _kind, _targets, _reach, _views, _foreign_code,
 -- _view_blockers, _blockers, _view_ddl, _citus_check, _candidates): they only read catalogs that
 -- every role may read and return rows or raise; _floor and _above read the column's largest value

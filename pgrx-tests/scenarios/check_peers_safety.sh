@@ -1,8 +1,11 @@
 # alone: it listens on TCP ports, runs real HA engines, or times faults: not beside another scenario
+# majors: all (dblink reads a peer differently by major: blocking and deaf to cancel before 17)
 # snowflake_check_peers() pointed at anything: no password shown in any form libpq reads, a peer
 # that accepts TCP but never answers flagged within the timeout, statement_timeout ends a call
-# waiting on a peer, remote calls go to the remote extension's schema, and this server or one
-# server listed twice is counted once.
+# waiting on a peer, remote calls go to the remote extension's schema, this server or one server
+# listed twice is counted once, and hostile peers (check_peers_safety.py: an answer that never
+# ends, a second result, more rows, a row declaring 1 GB, floods of ParameterStatus or notices)
+# are flagged, each bounded in time and memory, and the call goes on to the next peer.
 export PGOPTIONS="-c client_min_messages=error"
 init_cluster peer_a "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 1"
 init_cluster peer_b "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 2"
@@ -112,7 +115,7 @@ a="host=$sock port=$pa dbname=postgres"
 check "SELECT peer, machine_id, problems FROM snowflake_check_peers(ARRAY['$a', '$b', '$b application_name=again', 'postgresql://postgres@$enc_sock:$pb/postgres'])" | stable
 echo "-- a peer that streams rows (64 MB, a result that never ends) is refused; this backend does not hold them"
 rm -f "$SCRATCH/streaming.port"
-python3 "$PROJECT_DIR/pgrx-tests/scenarios/check_peers_safety.py" "$SCRATCH/streaming.port" &
+python3 "$PROJECT_DIR/pgrx-tests/scenarios/check_peers_safety.py" "$SCRATCH/streaming.port" $((64 * 1024 * 1024)) 120 &
 streaming_pid=$!
 for _ in $(seq 1 50); do [ -s "$SCRATCH/streaming.port" ] && break; sleep 0.1; done
 streaming="host=127.0.0.1 port=$(cat "$SCRATCH/streaming.port") dbname=postgres sslmode=disable"
@@ -122,6 +125,27 @@ SELECT (regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]::b
 SELECT problems FROM snowflake_check_peers(ARRAY['$streaming'], timeout_s => 5) WHERE peer <> 'this server';
 SELECT 'peak memory grew by less than 16 MB: ' || ((regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]::bigint - :before < 16384);
 SQL
+echo "-- hostile peers, each followed by a good one: each flagged, the good one asked"
+# Each attacks the end of an answer (after a well-formed first result) but connect_params (the
+# connect) and two_rows (the first result); the peak
+# memory of the backend (warmed up by a call first) grows by less than 16 MB. Their times, the
+# memory and the server log's growth go to the report.
+for mode in connect_params stall_end second_stream second_result second_empty two_rows huge_row params notices; do
+  hostile="host=127.0.0.1 port=$(cat "$SCRATCH/streaming.port") dbname=$mode sslmode=disable"
+  t0=$(date +%s.%N)
+  log0=$(stat -c %s "$SCRATCH/peer_a.log")
+  psql_on peer_a -At -F ' | ' <<SQL | tee "$SCRATCH/hostile.out" | sed -E 's/ \(grew by -?[0-9]+ kB\)$//'
+SELECT count(*) AS warm FROM snowflake_check_peers(ARRAY['$b']) \gset
+SELECT (regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]::bigint AS before \gset
+SELECT '$mode: ' || string_agg(coalesce(machine_id::text, '-') || ' ' || problems::text, ', ' ORDER BY ord)
+FROM snowflake_check_peers(ARRAY['$hostile', '$b'], timeout_s => 2) WITH ORDINALITY AS r(peer, machine_id, layout, clock_offset_ms, problems, ord)
+WHERE peer <> 'this server';
+SELECT format('$mode: peak memory grew by less than 16 MB: %s (grew by %s kB)', (g < 16384)::text, g)
+FROM (SELECT (regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]::bigint - :before AS g) m;
+SQL
+  t1=$(date +%s.%N)
+  echo "hostile peer $mode, timeout_s => 2: $(python3 -c "print(round($t1 - $t0, 1))") s, peak memory $(sed -n 's/.*(grew by \(-\?[0-9]*\) kB)$/\1/p' "$SCRATCH/hostile.out") kB more, server log $(( $(stat -c %s "$SCRATCH/peer_a.log") - log0 )) bytes more" >>"$REPORT"
+done
 kill "$streaming_pid" 2>/dev/null || true
 wait "$streaming_pid" 2>/dev/null || true
 echo "-- timeout_s out of range"

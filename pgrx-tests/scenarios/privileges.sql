@@ -45,7 +45,8 @@ SELECT * FROM error_of('SELECT snowflake_peer_deadline(1000)');
 RESET ROLE;
 -- The timer it arms (PostgreSQL 16 and later) ends with the transaction that armed it: a later
 -- statement on this backend (behind a pooler, another client's) is not cancelled. Control: in
--- the same transaction, the timer does cancel (on 14 and 15 it arms nothing).
+-- the same transaction, the timer does cancel (on 14 and 15 it shuts down only the sockets opened
+-- since it was armed: none here).
 CREATE FUNCTION cancelled(q text) RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE q;

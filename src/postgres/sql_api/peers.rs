@@ -9,7 +9,7 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::{IntoDatum, PgLogLevel, PgMemoryContexts, PgSqlErrorCode};
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicBool, AtomicI32};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64};
 
 /// One row: `shown` (the string without its secrets, or a placeholder naming `position` when it
 /// does not parse), `connect` (with `connect_timeout` added unless set; NULL when it does not
@@ -31,9 +31,12 @@ fn snowflake_peer_conninfo(
 
 // A deadline for dblink's connect. From PostgreSQL 16 on, dblink connects through
 // libpqsrv_connect(), which can be interrupted but ignores the connection string's connect_timeout;
-// before 16 it calls PQconnectdb(), which honours connect_timeout but cannot be interrupted. So
-// snowflake_check_peers() arms this timer around dblink_connect(): when it fires, the backend is
-// cancelled as by statement_timeout, and the caller learns that it was this timer.
+// before 16 it calls PQconnectdb(), which cannot be interrupted, and whose connect_timeout a peer
+// defeats by never pausing (libpq looks at the time only when a wait for the socket times out: a
+// flood of ParameterStatus messages before ReadyForQuery hangs it). So snowflake_check_peers() arms
+// this timer around dblink_connect(): when it fires, from 16 on the backend is cancelled as by
+// statement_timeout; before 16 the sockets opened since it was armed (libpq's) are shut down
+// (their reads end), so that PQconnectdb() fails; and the caller learns that it was this timer.
 
 /// `TimeoutId`'s `USER_TIMEOUT` (utils/timeout.h) in each major: the first id an extension may
 /// register.
@@ -52,12 +55,30 @@ unsafe extern "C-unwind" {
 }
 
 static FIRED: AtomicBool = AtomicBool::new(false);
+/// Before 16: whether the timer is armed for a connect, and the sockets this process had open when
+/// it was armed (a bit per descriptor below MAX_FD): a socket opened since is the connect's.
+static WATCHING: AtomicBool = AtomicBool::new(false);
+const MAX_FD: usize = 1024;
+static SOCKETS_BEFORE: [AtomicU64; MAX_FD / 64] = [const { AtomicU64::new(0) }; MAX_FD / 64];
 /// The registered timeout's id in this backend; -1 until first used.
 static TIMER_ID: AtomicI32 = AtomicI32::new(-1);
 
-/// The timer's handler, in a signal handler: what PostgreSQL's SIGINT handler does for a cancel.
+/// The timer's handler, in a signal handler: what PostgreSQL's SIGINT handler does for a cancel;
+/// before 16, shuts the peer's socket down instead (a cancel would land only after the connect).
 unsafe extern "C" fn on_deadline() {
     FIRED.store(true, Relaxed);
+    if BEFORE_16 {
+        if WATCHING.load(Relaxed) {
+            for fd in 0..MAX_FD {
+                let before = SOCKETS_BEFORE[fd / 64].load(Relaxed) & (1 << (fd % 64)) != 0;
+                if !before && is_socket(fd as i32) {
+                    // SAFETY: shutdown() is async-signal-safe; the socket is the connect's.
+                    unsafe { libc::shutdown(fd as i32, libc::SHUT_RDWR) };
+                }
+            }
+        }
+        return;
+    }
     // SAFETY: the flags are sig_atomic_t, and SetLatch is safe in a signal handler.
     unsafe {
         pg_sys::InterruptPending = 1;
@@ -71,11 +92,38 @@ unsafe extern "C" fn on_deadline() {
 fn disarm(id: i32) -> bool {
     // SAFETY: the id was registered by snowflake_peer_deadline() (ERRORs are guarded).
     unsafe { ffi::pg_guard_ffi_boundary(|| disable_timeout(id, false)) };
+    WATCHING.store(false, Relaxed);
     let fired = FIRED.swap(false, Relaxed);
-    if fired {
+    if fired && !BEFORE_16 {
         unsafe { pg_sys::QueryCancelPending = 0 };
     }
     fired
+}
+
+/// PostgreSQL 14 and 15: dblink connects with PQconnectdb(), which cannot be interrupted.
+const BEFORE_16: bool = cfg!(any(feature = "pg14", feature = "pg15"));
+
+/// Whether the descriptor is an open socket (fstat() is async-signal-safe).
+fn is_socket(fd: i32) -> bool {
+    // SAFETY: fstat() writes into the buffer given; a closed descriptor fails (EBADF).
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFSOCK
+    }
+}
+
+/// Notes the sockets open now, and watches for the connect's.
+fn watch_new_sockets() {
+    for (word, bits) in SOCKETS_BEFORE.iter().enumerate() {
+        let mut mask = 0u64;
+        for bit in 0..64 {
+            if is_socket((word * 64 + bit) as i32) {
+                mask |= 1 << bit;
+            }
+        }
+        bits.store(mask, Relaxed);
+    }
+    WATCHING.store(true, Relaxed);
 }
 
 /// At the end of every transaction of this backend (commit, abort, prepare; once the timer was
@@ -93,17 +141,12 @@ unsafe extern "C-unwind" fn at_transaction_end(event: pg_sys::XactEvent::Type, _
 }
 
 /// Disarms the deadline of this backend and returns whether it fired since it was armed; then,
-/// if `ms` > 0, arms it to cancel the running statement in `ms` milliseconds (PostgreSQL 16 and
-/// later; before, it does nothing and returns false). It is disarmed at the end of the
-/// transaction in any case. VOLATILE; revoked from PUBLIC (sql/comments.sql).
+/// if `ms` > 0, arms it to end the connect that follows in `ms` milliseconds: PostgreSQL 16 and
+/// later, by cancelling the running statement; before, by shutting down the sockets opened since
+/// (the peer's). It is disarmed at the end of the transaction in any case. VOLATILE; revoked from
+/// PUBLIC (sql/comments.sql).
 #[pg_extern(volatile, parallel_unsafe, strict)]
 fn snowflake_peer_deadline(ms: i32) -> bool {
-    // PostgreSQL 14 and 15: dblink connects with PQconnectdb(), which honours connect_timeout and
-    // cannot be interrupted; a cancel of ours would only land after it returned, on whatever the
-    // caller runs next (its error handler). So no timer there.
-    if cfg!(any(feature = "pg14", feature = "pg15")) {
-        return false;
-    }
     let mut id = TIMER_ID.load(Relaxed);
     if id < 0 {
         // SAFETY: registering a handler in this backend's timeout table, and a callback at the
@@ -114,6 +157,9 @@ fn snowflake_peer_deadline(ms: i32) -> bool {
     }
     let fired = disarm(id);
     if ms > 0 {
+        if BEFORE_16 {
+            watch_new_sockets();
+        }
         // SAFETY: the id was registered above.
         unsafe { ffi::pg_guard_ffi_boundary(|| enable_timeout_after(id, ms)) };
     }
@@ -124,15 +170,29 @@ fn snowflake_peer_deadline(ms: i32) -> bool {
 /// asked for are one small row.
 const MAX_ANSWER_GROWTH: i64 = 64 * 1024;
 
+/// How much this backend may write meanwhile (`wchar` of /proc/self/io): libpq writes each notice
+/// a peer sends to the server's log (its stderr), so a flood of them is refused before it fills
+/// the log's disk.
+const MAX_ANSWER_WRITTEN: i64 = 64 * 1024;
+
+/// How much this backend's address space may grow meanwhile: libpq sizes its input buffer to the
+/// length a message declares before any of it is there (a DataRow may claim 1 GB), so an answer
+/// is refused as soon as it announces that much, not once it has sent it.
+const MAX_ANSWER_RESERVED: i64 = 16 * 1024 * 1024;
+
 /// Waits for the answer to the query sent on the caller's dblink link `link`: calls dblink's own
 /// `dblink_is_busy(link)` (directly, in a memory context reset after each call) until it says
 /// the answer is complete (true), or `timeout_ms` passed (false); spins for 20 ms (a round
 /// trip's worth: the clock offset is measured around this wait), then sleeps 2 ms between
 /// polls; a cancel or statement_timeout ends it. libpq holds a whole answer in this backend's
 /// memory until it is complete: an answer that grows this backend's anonymous resident memory
-/// (`RssAnon` of /proc/self/status, read after each poll) by more than 64 kB is refused (54000),
-/// and the caller closes the link, which frees it. (A poll reads what the socket has: a peer can
-/// add at most that much past the bound.) Only a dblink_is_busy() the caller may execute is
+/// (`RssAnon` of /proc/self/status, read after each poll) by more than 64 kB, or its address space
+/// (`VmData`: a message that declares a huge length) by more than 16 MB, is refused (54000), and
+/// the caller closes the link, which frees it; so is an answer that makes this backend write more
+/// than 64 kB (`wchar` of /proc/self/io: the notices libpq writes to the log). (A poll reads what
+/// the socket has: a peer can add at most that much past the bound.) The same wait reads the end
+/// of each answer (after its first result): libpq keeps every distinct ParameterStatus a peer
+/// sends, so a flood of them grows memory too. Only a dblink_is_busy() the caller may execute is
 /// called. VOLATILE.
 #[pg_extern(volatile, parallel_unsafe, strict)]
 fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
@@ -158,6 +218,10 @@ fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
     let started = std::time::Instant::now();
     let link = link.into_datum().expect("a text datum");
     let mut calls = PgMemoryContexts::new("snowflake_dblink_poll");
+    // The address space from before the first poll: that poll may be the one that reads a huge
+    // declared length and sizes libpq's buffer for it, and the next one would fill it.
+    let reserved_at_start = memory_use().map(|m| m.vm_data);
+    let written_at_start = bytes_written();
     let mut memory_at_start = None;
     loop {
         // SAFETY: dblink_is_busy(text) found above, called with a text datum (ERRORs are guarded);
@@ -171,20 +235,31 @@ fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
         if busy == 0 {
             return true;
         }
-        // (From the first poll on: what that first call loads is not the peer's.)
-        let memory = rss_anon();
+        let memory = memory_use();
+        if let (Some(start), Some(now)) = (reserved_at_start, memory) {
+            if now.vm_data - start > MAX_ANSWER_RESERVED {
+                refuse(format!(
+                    "its answer announced a message that made this server reserve more than {} MB of memory (one small row was asked for)",
+                    MAX_ANSWER_RESERVED / (1024 * 1024)
+                ));
+            }
+        }
+        if let (Some(start), Some(now)) = (written_at_start, bytes_written()) {
+            if now - start > MAX_ANSWER_WRITTEN {
+                refuse(format!(
+                    "its answer made this server write more than {} kB to its log before it ended (notices; one small row was asked for)",
+                    MAX_ANSWER_WRITTEN / 1024
+                ));
+            }
+        }
+        // (Resident memory from the first poll on: what that first call loads is not the peer's.)
         match (memory_at_start, memory) {
             (None, _) => memory_at_start = memory,
-            (Some(start), Some(now)) if now - start > MAX_ANSWER_GROWTH => {
-                ErrorReport::new(
-                    PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                    format!(
-                        "its answer took more than {} kB of this server's memory before it ended (one small row was asked for)",
-                        MAX_ANSWER_GROWTH / 1024
-                    ),
-                    "snowflake_dblink_poll",
-                )
-                .report(PgLogLevel::ERROR);
+            (Some(start), Some(now)) if now.rss_anon - start.rss_anon > MAX_ANSWER_GROWTH => {
+                refuse(format!(
+                    "its answer took more than {} kB of this server's memory before it ended (one small row was asked for)",
+                    MAX_ANSWER_GROWTH / 1024
+                ));
             }
             _ => {}
         }
@@ -208,28 +283,66 @@ fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
     }
 }
 
-/// This backend's anonymous resident memory in bytes (`RssAnon` of /proc/self/status: what
-/// malloc and palloc hold, shared memory aside), None where the kernel does not say.
-fn rss_anon() -> Option<i64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    rss_anon_bytes(&status)
+/// Refuses the answer awaited (54000): the caller closes the link.
+fn refuse(message: String) -> ! {
+    ErrorReport::new(PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED, message, "snowflake_dblink_poll")
+        .report(PgLogLevel::ERROR);
+    unreachable!()
 }
 
-/// `RssAnon:   1234 kB` in the text of /proc/self/status, in bytes.
-fn rss_anon_bytes(status: &str) -> Option<i64> {
-    let line = status.lines().find_map(|l| l.strip_prefix("RssAnon:"))?;
-    let kb: i64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
-    kb.checked_mul(1024)
+/// This backend's memory, in bytes, as /proc/self/status says it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct MemoryUse {
+    /// `RssAnon`: the anonymous resident memory, what malloc and palloc hold (shared memory aside).
+    rss_anon: i64,
+    /// `VmData`: the data segments' address space, what malloc reserved whether touched or not.
+    vm_data: i64,
+}
+
+/// This backend's memory now, None where the kernel does not say.
+fn memory_use() -> Option<MemoryUse> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    memory_use_in(&status)
+}
+
+/// `RssAnon:   1234 kB` and `VmData:   5678 kB` in the text of /proc/self/status, in bytes.
+fn memory_use_in(status: &str) -> Option<MemoryUse> {
+    let field = |name: &str| -> Option<i64> {
+        let line = status.lines().find_map(|l| l.strip_prefix(name))?;
+        let kb: i64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+        kb.checked_mul(1024)
+    };
+    Some(MemoryUse { rss_anon: field("RssAnon:")?, vm_data: field("VmData:")? })
+}
+
+/// The bytes this backend wrote so far (`wchar` of /proc/self/io), None where the kernel does not say.
+fn bytes_written() -> Option<i64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    wchar_in(&io)
+}
+
+/// `wchar: 1234` in the text of /proc/self/io.
+fn wchar_in(io: &str) -> Option<i64> {
+    io.lines().find_map(|l| l.strip_prefix("wchar:"))?.trim().parse().ok()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::rss_anon_bytes;
+    use super::{memory_use_in, wchar_in, MemoryUse};
 
     #[test]
-    fn rss_anon_as_linux_writes_it() {
-        assert_eq!(rss_anon_bytes("VmRSS:\t   9000 kB\nRssAnon:\t    1234 kB\nRssFile:\t 5 kB\n"), Some(1234 * 1024));
-        assert_eq!(rss_anon_bytes("VmRSS:\t 9000 kB\n"), None);
-        assert_eq!(rss_anon_bytes("RssAnon:\t x kB\n"), None);
+    fn wchar_as_linux_writes_it() {
+        assert_eq!(wchar_in("rchar: 10\nwchar: 1234\nsyscr: 3\n"), Some(1234));
+        assert_eq!(wchar_in("rchar: 10\n"), None);
+    }
+
+    #[test]
+    fn memory_use_as_linux_writes_it() {
+        assert_eq!(
+            memory_use_in("VmData:\t  8000 kB\nVmRSS:\t   9000 kB\nRssAnon:\t    1234 kB\nRssFile:\t 5 kB\n"),
+            Some(MemoryUse { rss_anon: 1234 * 1024, vm_data: 8000 * 1024 })
+        );
+        assert_eq!(memory_use_in("VmRSS:\t 9000 kB\nRssAnon:\t 1 kB\n"), None);
+        assert_eq!(memory_use_in("VmData:\t 1 kB\nRssAnon:\t x kB\n"), None);
     }
 }
