@@ -183,7 +183,7 @@ while read -r at what; do
 done <"$probe/planted"
 for want in "does not name the function snowflake_convert_reach(regclass, smallint)" "does not name the column clock_waits" \
             "does not name the setting snowflake.lease_sync" "does not name the privileges of snowflake_peer_deadline(int)" \
-            "snowflake.max_clock_jump is named by the changelog's section only" "no row for Error::ClockStalled" "src/postgres/sql_api/peers.rs:179: no row of docs/errors.md with 54000"; do
+            "snowflake.max_clock_jump is named by the changelog's section only" "no row for Error::ClockStalled" ": no row of docs/errors.md with 54000 and a message holding"; do
   grep -qF "$want" <<<"$out" || fail "a planted fault was not named: $want (got: $out)"
 done
 # (The setting left out of the changelog is named twice: by its section, and as one Upgrading names alone.)

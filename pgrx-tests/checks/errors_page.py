@@ -45,6 +45,11 @@ CAUGHT = {
     ("sql/check_peers.sql", "its connection string does not parse"): "caught: a peer's problem in the result",
     ("sql/check_peers.sql", "pg_snowflake is not installed in that database"): "caught: a peer's problem in the result",
     ("sql/check_peers.sql", "it did not answer within"): "caught: a peer's problem in the result",
+    ("sql/check_peers.sql", "rows (one was asked for)"): "caught: a peer's problem in the result",
+    ("sql/check_peers.sql", "the query could not be sent: the link is still busy with its earlier answer"):
+        "caught: a peer's problem in the result",
+    ("sql/check_peers.sql", "it did not end its answer within"): "caught: a peer's problem in the result",
+    ("sql/check_peers.sql", "it sent a second result after its answer ("): "caught: a peer's problem in the result",
 }
 
 
@@ -210,6 +215,18 @@ def main():
             if not n.endswith(".rs") or rel == "src/postgres/errors.rs":
                 continue
             text = read(rel)
+            # A helper that raises with a fixed SQLSTATE (fn refuse(message: String) -> ! {
+            # ErrorReport::new(PgSqlErrorCode::X, message, ...)): its calls are errors too.
+            calls = []
+            for h in re.finditer(r"fn (\w+)\(message: String\) -> ! \{\s*ErrorReport::new\(PgSqlErrorCode::(\w+), message", text):
+                for c in re.finditer(h.group(1) + r"\(format!\(\s*\"((?:[^\"\\]|\\.)*)\"", text):
+                    calls.append((c, h.group(2), c.group(1)))
+            for c, errcode, message in calls:
+                st = code(errcode, rel)
+                frag = fixed_part(message)
+                if not has(st, frag):
+                    line = text[:c.start()].count("\n") + 1
+                    failures.append(f"{rel}:{line}: no row of docs/errors.md with {st} and a message holding {frag!r}")
             for m in re.finditer(r"ErrorReport::new\(\s*PgSqlErrorCode::(\w+),\s*(?:format!\(\s*)?\"((?:[^\"\\]|\\.)*)\"", text):
                 rest = text[m.end():m.end() + 1500]
                 level = re.search(r"PgLogLevel::(\w+)", rest)

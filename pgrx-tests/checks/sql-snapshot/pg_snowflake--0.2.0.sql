@@ -40,240 +40,92 @@ CREATE TYPE snowflake_stats AS (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
-RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision, problems text[])
-LANGUAGE plpgsql VOLATILE
+CREATE FUNCTION snowflake_convert_kind(tbl regclass, keynum int2) RETURNS text
+LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
+SELECT CASE WHEN a.attidentity <> '' THEN 'identity'
+            WHEN d.expr LIKE 'nextval(%' THEN
+                CASE WHEN pg_get_serial_sequence(tbl::text, a.attname) IS NULL THEN 'nextval' ELSE 'serial' END
+            WHEN d.expr ~ '^snowflake\.nextval\((''([^'']|'''')*''::regclass)?\)$' THEN 'pgedge' END
+FROM pg_attribute a
+LEFT JOIN LATERAL (SELECT pg_get_expr(ad.adbin, ad.adrelid) AS expr FROM pg_attrdef ad
+                   WHERE ad.adrelid = a.attrelid AND ad.adnum = a.attnum) d ON true
+WHERE a.attrelid = tbl AND a.attnum = keynum AND NOT a.attisdropped
+$fn$;
+CREATE FUNCTION snowflake_convert_floor(tbl regclass, col name, kind text, issue boolean,
+                                        OUT max_id bigint, OUT first_id bigint, OUT hint text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+AS $fn$
 DECLARE
-    link constant text := 'snowflake_check_peers';
-    dblink_schema name;
-    me record;
-    my_server text;
-    i integer;
-    c record;
-    remote_schema text;
-    t0 double precision;
-    t1 double precision;
-    first record;
-    answer record;
-    rows_ jsonb := '[]';
-    seen jsonb := '{}';
-    r jsonb;
-    found text[];
-    message text;
-    detail text;
-    secret text;
-    fired boolean;
+    lay record;
+    machine bigint;
+    clock timestamptz;
+    top bigint;
+    latest_epoch timestamptz;
+    pgedge_first bigint;
 BEGIN
-    SELECT n.nspname INTO dblink_schema
-    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
-    IF dblink_schema IS NULL THEN
-        RAISE EXCEPTION 'snowflake_check_peers() needs the dblink extension'
-            USING ERRCODE = '55000', HINT = 'Run CREATE EXTENSION dblink; in this database (it ships with PostgreSQL''s contrib).';
-    END IF;
-    IF timeout_s IS NULL OR timeout_s < 1 OR timeout_s > 3600 THEN
-        RAISE EXCEPTION 'snowflake_check_peers(): timeout_s = % is out of range (1 to 3600 seconds)', coalesce(timeout_s::text, 'NULL')
-            USING ERRCODE = '22023', HINT = 'It bounds the connection to each peer and each query on it; 5 by default.';
-    END IF;
-    IF peers IS NULL THEN
-        peers := @extschema@.snowflake_citus_nodes();
-    END IF;
-    SELECT s.machine_id, s.layout INTO me FROM @extschema@.snowflake_stats() s;
-    -- A server is its cluster (system identifier) running since a given moment: this server reached
-    -- through a connection string, or one server listed twice, is counted once.
-    SELECT cs.system_identifier::text || '@' || pg_postmaster_start_time()::text INTO my_server FROM pg_control_system() cs;
-    rows_ := rows_ || jsonb_build_object('peer', 'this server', 'machine_id', me.machine_id, 'layout', me.layout,
-                                         'offset', 0, 'counted', true);
-    FOR i IN 1 .. coalesce(array_length(peers, 1), 0) LOOP
-        SELECT * INTO c FROM @extschema@.snowflake_peer_conninfo(coalesce(peers[i], ''), i, timeout_s);
-        BEGIN
-            IF c.connect IS NULL THEN
-                RAISE EXCEPTION 'its connection string does not parse' USING ERRCODE = '22023';
-            END IF;
-            -- A call ended by a cancel may have left the link open in this session.
-            PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-            -- dblink's connect ignores connect_timeout from PostgreSQL 16 on, and a peer that never
-            -- pauses defeats it before: a timer of ours ends it.
-            PERFORM @extschema@.snowflake_peer_deadline(timeout_s * 1000);
-            EXECUTE format('SELECT %I.dblink_connect($1, $2)', dblink_schema) USING link, c.connect;
-            PERFORM @extschema@.snowflake_peer_deadline(0);
-            -- pg_snowflake's schema there, under a search_path that no object of theirs can shadow.
-            PERFORM @extschema@.snowflake_dblink_wait(dblink_schema, link, format(
-                $q$SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),
-                          pg_catalog.set_config('statement_timeout', %L, false),
-                          (SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-                           WHERE e.extname = 'pg_snowflake')$q$, timeout_s || 's'), timeout_s);
-            EXECUTE format('SELECT count(*) OVER () AS n, t.s FROM %I.dblink_get_result($1) AS t(p text, st text, s name) LIMIT 1', dblink_schema)
-                INTO first USING link;
-            IF first.n IS DISTINCT FROM 1 THEN
-                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(first.n, 0) USING ERRCODE = '08P01';
-            END IF;
-            remote_schema := first.s;
-            PERFORM @extschema@.snowflake_dblink_end(dblink_schema, link, timeout_s);
-            IF remote_schema IS NULL THEN
-                RAISE EXCEPTION 'pg_snowflake is not installed in that database' USING ERRCODE = '55000';
-            END IF;
-            -- The clock on the open connection: the offset is off by at most half a round trip.
-            t0 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
-            PERFORM @extschema@.snowflake_dblink_wait(dblink_schema, link, format(
-                $q$SELECT s.machine_id, s.layout,
-                          c.system_identifier::text OPERATOR(pg_catalog.||) '@' OPERATOR(pg_catalog.||) pg_catalog.pg_postmaster_start_time()::text,
-                          pg_catalog.date_part('epoch', %1$I.snowflake_clock()) OPERATOR(pg_catalog.*) 1000
-                   FROM %1$I.snowflake_stats() s, pg_catalog.pg_control_system() c$q$, remote_schema), timeout_s);
-            t1 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
-            EXECUTE format('SELECT count(*) OVER () AS n, t.* FROM %I.dblink_get_result($1) AS t(machine_id integer, layout text, server text, clock_ms double precision) LIMIT 1', dblink_schema)
-                INTO answer USING link;
-            IF answer.n IS DISTINCT FROM 1 THEN
-                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(answer.n, 0) USING ERRCODE = '08P01';
-            END IF;
-            PERFORM @extschema@.snowflake_dblink_end(dblink_schema, link, timeout_s);
-            PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-            rows_ := rows_ || jsonb_build_object('peer', c.shown,
-                'machine_id', answer.machine_id, 'layout', answer.layout,
-                'offset', round((answer.clock_ms - (t0 + t1) / 2)::numeric, 1),
-                'same_as', CASE WHEN answer.server = my_server THEN 'this server' ELSE seen ->> answer.server END,
-                'counted', answer.server <> my_server AND NOT seen ? answer.server);
-            IF NOT seen ? answer.server THEN
-                seen := seen || jsonb_build_object(answer.server, c.shown);
-            END IF;
-        EXCEPTION
-            WHEN query_canceled THEN
-                IF NOT @extschema@.snowflake_peer_deadline(0) THEN
-                    -- statement_timeout or a cancel: close the link and end the call.
-                    PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-                    RAISE;
-                END IF;
-                -- Our connect deadline.
-                PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-                rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false,
-                    'error', format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s));
-            WHEN others THEN
-                -- (Before PostgreSQL 16 our connect deadline shuts the peer's socket: dblink's error.)
-                fired := @extschema@.snowflake_peer_deadline(0);
-                GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
-                PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-                message := CASE WHEN fired THEN format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s)
-                                ELSE message || coalesce(': ' || nullif(detail, ''), '') END;
-                -- libpq may quote a piece of the connection string in its messages.
-                FOREACH secret IN ARRAY c.secrets LOOP
-                    IF octet_length(secret) >= 4 THEN
-                        message := replace(message, secret, '***');
-                    END IF;
-                END LOOP;
-                rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false, 'error', message);
-        END;
-    END LOOP;
-    FOR r IN SELECT value FROM jsonb_array_elements(rows_) LOOP
-        found := '{}';
-        IF r->>'error' IS NOT NULL THEN
-            found := found || ('cannot ask it: ' || (r->>'error'));
+    EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO max_id;
+    BEGIN
+        SELECT * INTO lay FROM @extschema@.snowflake_layout();
+        machine := greatest(current_setting('snowflake.machine_id')::bigint, 0);
+        clock := @extschema@.snowflake_clock();
+        IF issue AND has_function_privilege('@extschema@.snowflake_nextval()', 'EXECUTE') THEN
+            first_id := @extschema@.snowflake_nextval();
         ELSE
-            IF r->>'same_as' IS NOT NULL THEN
-                found := found || ('the same server as ' || (r->>'same_as') || ', counted once');
-            END IF;
-            IF r->>'machine_id' IS NULL THEN
-                found := found || 'machine id not set'::text;
-            ELSIF (SELECT count(*) FROM jsonb_array_elements(rows_) o
-                   WHERE (o.value->>'counted')::boolean AND o.value->>'machine_id' = r->>'machine_id') > 1 THEN
-                found := found || ('machine id ' || (r->>'machine_id') || ' is used by more than one server');
-            END IF;
-            IF r->>'layout' IS DISTINCT FROM me.layout THEN
-                found := found || ('layout differs from this server''s: ' || coalesce(r->>'layout', 'none'));
-            END IF;
-            IF abs((r->>'offset')::double precision) > max_skew_ms THEN
-                found := found || ('clock is ' || (r->>'offset') || ' ms off this server''s');
-            END IF;
+            first_id := @extschema@.snowflake_from_timestamp(clock) | (machine << lay.sequence_bits);
         END IF;
-        peer := r->>'peer';
-        machine_id := (r->>'machine_id')::integer;
-        layout := r->>'layout';
-        clock_offset_ms := (r->>'offset')::double precision;
-        problems := found;
-        RETURN NEXT;
-    END LOOP;
-END
-$fn$;
-COMMENT ON FUNCTION snowflake_check_peers(text[], double precision, integer) IS
-    'Asks other servers (through dblink) for their machine id, layout and clock, and flags duplicate machine ids, layout mismatches and clock skew; shows no password, gives up on a peer after timeout_s';
-CREATE FUNCTION snowflake_dblink_wait(dblink_schema name, link text, query text, timeout_s integer) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    sent integer;
-BEGIN
-    EXECUTE format('SELECT %I.dblink_send_query($1, $2)', dblink_schema) INTO sent USING link, query;
-    IF sent IS DISTINCT FROM 1 THEN
-        RAISE EXCEPTION 'the query could not be sent: the link is still busy with its earlier answer' USING ERRCODE = '08P01';
+    EXCEPTION WHEN others THEN
+        IF issue THEN
+            RAISE;
+        END IF;
+        RETURN;
+    END;
+    IF max_id IS NULL OR max_id < first_id THEN
+        RETURN;
     END IF;
-    IF NOT @extschema@.snowflake_dblink_poll(link, timeout_s * 1000) THEN
-        RAISE EXCEPTION 'it did not answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
+    -- pgEdge's epoch, with this server's widths (pgEdge's are the defaults: 10 and 12).
+    pgedge_first := @extschema@.snowflake_from_timestamp(clock, '2023-01-01 00:00:00+00', lay.machine_bits,
+                                                         lay.sequence_bits, lay.time_unit_ms)
+                    | (machine << lay.sequence_bits);
+    IF pgedge_first > max_id AND (kind = 'pgedge' OR @extschema@.snowflake_timestamp(max_id, 'pgedge')
+                                  BETWEEN '2023-01-01 00:00:00+00' AND clock) THEN
+        hint := format('These are pgEdge snowflake ids (ms since 2023-01-01 << 22 | node << 12 | count): set '
+                       'snowflake.epoch = ''2023-01-01 00:00:00+00'' (pgEdge''s epoch) and snowflake.machine_id to '
+                       'pgEdge''s snowflake.node in postgresql.conf, restart, and convert: the first new id is then '
+                       'about %s. See "Switching from pgEdge snowflake" in the manual.', pgedge_first);
+        RETURN;
     END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_dblink_end(dblink_schema name, link text, timeout_s integer) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    extra bigint;
-BEGIN
-    IF NOT @extschema@.snowflake_dblink_poll(link, timeout_s * 1000) THEN
-        RAISE EXCEPTION 'it did not end its answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
-    END IF;
-    EXECUTE format('SELECT count(*) FROM %I.dblink_get_result($1) AS t(done text)', dblink_schema) INTO extra USING link;
-    IF extra > 0 THEN
-        RAISE EXCEPTION 'it sent a second result after its answer (% %; one result was asked for)', extra, CASE WHEN extra = 1 THEN 'row' ELSE 'rows' END
-            USING ERRCODE = '08P01';
+    -- The tick of max_id under this layout's widths: an epoch at least top + 1 ticks before now
+    -- puts the first new id above it. The latest such UTC midnight, if the field can hold it.
+    top := max_id >> (lay.machine_bits + lay.sequence_bits);
+    latest_epoch := date_trunc('day', (clock - (top + 1) * lay.time_unit_ms * interval '1 ms') AT TIME ZONE 'UTC')
+                    AT TIME ZONE 'UTC';
+    IF top + 1 >= (1::bigint << lay.timestamp_bits) OR latest_epoch < '1970-01-01 00:00:00+00' THEN
+        hint := format('No epoch of this layout starts new ids above %s (its timestamp field would have to count '
+                       'from before 1970): keep the column''s own default, or give the table a new key column.', max_id);
+    ELSE
+        hint := format('Set snowflake.epoch = ''%s'' or earlier in postgresql.conf (new ids then start above %s; the '
+                       'timestamp field then ends in %s), restart, and convert; or keep the column''s own default.',
+                       to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id,
+                       to_char((latest_epoch + (1::bigint << lay.timestamp_bits) * lay.time_unit_ms * interval '1 ms')
+                               AT TIME ZONE 'UTC', 'YYYY'));
     END IF;
 END
 $fn$;
-CREATE FUNCTION snowflake_dblink_close(dblink_schema name, link text) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    names text[];
-BEGIN
-    EXECUTE format('SELECT %I.dblink_get_connections()', dblink_schema) INTO names;
-    IF link = ANY (coalesce(names, '{}')) THEN
-        EXECUTE format('SELECT %I.dblink_disconnect($1)', dblink_schema) USING link;
-    END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_citus_nodes() RETURNS text[]
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    nodes text[];
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
-        RAISE EXCEPTION 'snowflake_check_peers() without peers needs a Citus coordinator, and Citus is not installed in database %', current_database()
-            USING ERRCODE = '55000', HINT = 'Name the servers to check: snowflake_check_peers(ARRAY[''host=db2 dbname=app'', ''service=db3'']).';
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group WHERE groupid = 0) THEN
-        RAISE EXCEPTION 'snowflake_check_peers() without peers runs on the Citus coordinator, and this node is a worker (group %)', (SELECT groupid FROM pg_catalog.pg_dist_local_group)
-            USING ERRCODE = '55000', HINT = 'Run it on the coordinator, which checks every node of pg_dist_node, or name the servers to check: snowflake_check_peers(ARRAY[''host=... port=... dbname=...'']).';
-    END IF;
-    -- A value in a connection string is quoted when it has to be (libpq's rules).
-    SELECT coalesce(array_agg(format('host=%s port=%s dbname=%s user=%s', v[1], n.nodeport, v[2], v[3]) ORDER BY n.groupid, n.nodeid), '{}')
-    INTO nodes
-    FROM pg_catalog.pg_dist_node n,
-         LATERAL (SELECT array_agg(CASE WHEN x ~ '^[^\s''\\]+$' THEN x ELSE '''' || replace(replace(x, '\', '\\'), '''', '\''') || '''' END ORDER BY o) AS v
-                  FROM unnest(ARRAY[n.nodename, current_database(), current_user::text]) WITH ORDINALITY AS u(x, o)) q
-    WHERE n.isactive AND n.noderole = 'primary' AND n.groupid <> 0;
-    RETURN nodes;
-END
-$fn$;
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE FUNCTION snowflake_convert_key(tbl regclass, col name, OUT attnum int2, OUT atttypid regtype,
-                                      OUT attidentity "char")
-LANGUAGE plpgsql STABLE STRICT
+                                      OUT attidentity "char", OUT kind text)
+LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     rel record;
     default_expr text;
+    max_id bigint;
+    first_id bigint;
+    fix text;
     target text := tbl::text || '.' || quote_ident(col);
 BEGIN
     SELECT c.relkind, c.relpersistence, c.relispartition INTO rel FROM pg_class c WHERE c.oid = tbl;
@@ -308,12 +160,27 @@ BEGIN
             USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns '
                   '(serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
     END IF;
-    default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = attnum), tbl);
-    IF attidentity = '' AND (default_expr IS NULL OR default_expr NOT LIKE 'nextval(%') THEN
-        RAISE EXCEPTION 'column % is not a serial, identity or DEFAULT nextval() column (its default: %)',
+    kind := @extschema@.snowflake_convert_kind(tbl, attnum);
+    IF kind IS NULL THEN
+        default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = attnum), tbl);
+        -- A default of snowflake_nextval() is suggested only if new ids would start above the old.
+        BEGIN
+            SELECT f.max_id, f.first_id, f.hint INTO max_id, first_id, fix
+            FROM @extschema@.snowflake_convert_floor(tbl, col, NULL, false) f;
+        EXCEPTION WHEN insufficient_privilege THEN
+            first_id := NULL;
+        END;
+        RAISE EXCEPTION 'column % is not a serial, identity, DEFAULT nextval() or pgEdge DEFAULT snowflake.nextval() column (its default: %)',
                 target, coalesce(default_expr, 'none')
-            USING ERRCODE = '42804', HINT = 'To give it snowflake ids anyway: '
-                  'ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
+            USING ERRCODE = '42804', HINT = CASE
+                WHEN max_id >= first_id THEN format('Its values reach %s, not below %s, the first id this server would '
+                     'give it: a snowflake_nextval() default would put new ids below old ones. ', max_id, first_id) || fix
+                WHEN first_id IS NOT NULL THEN 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... '
+                     'SET DEFAULT snowflake_nextval() (' || CASE WHEN max_id IS NULL THEN 'it holds no value yet'
+                     ELSE format('its largest value, %s, is below the first id this server would give it now', max_id)
+                     END || ').'
+                ELSE 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval(), '
+                     'once SELECT max(...) of the column is below snowflake_from_timestamp(now()).' END;
     END IF;
 END
 $fn$;
@@ -597,6 +464,21 @@ SELECT ddl FROM (
     FROM pg_attribute a WHERE a.attrelid = v AND a.attnum > 0 AND col_description(v, a.attnum) IS NOT NULL) d
 ORDER BY k, attnum, grantee, grantable
 $fn$;
+CREATE FUNCTION snowflake_convert_above(tbl regclass, col name, kind text, issue boolean) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    f record;
+BEGIN
+    SELECT * INTO f FROM @extschema@.snowflake_convert_floor(tbl, col, kind, issue);
+    IF f.max_id >= f.first_id THEN
+        RAISE EXCEPTION 'column %.% holds ids up to %, not below %, the first id this server would give it',
+                tbl, quote_ident(col), f.max_id, f.first_id
+            USING ERRCODE = '22003', HINT = f.hint;
+    END IF;
+END
+$fn$;
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true,
                                          drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
 RETURNS SETOF text
@@ -609,6 +491,7 @@ DECLARE
     key record;
     b record;
     seq text;
+    users text;
     ddl text[];
     stmt text;
 BEGIN
@@ -616,6 +499,27 @@ BEGIN
     FOR b IN SELECT * FROM @extschema@.snowflake_convert_blockers(tbl, col, key.attnum, recreate_views) LOOP
         RAISE EXCEPTION USING ERRCODE = b.state, MESSAGE = b.message, HINT = b.hint;
     END LOOP;
+    -- A sequence it would drop that other defaults still use: refused, rather than half-way.
+    seq := pg_get_serial_sequence(tbl::text, col);
+    IF drop_sequence AND key.attidentity = '' AND seq IS NOT NULL THEN
+        SELECT string_agg(format('%s.%I', ad.adrelid::regclass, a.attname), ', '
+                          ORDER BY ad.adrelid::regclass::text, a.attname) INTO users
+        FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
+        JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+        WHERE d.classid = 'pg_attrdef'::regclass AND d.refclassid = 'pg_class'::regclass
+          AND d.refobjid = seq::regclass
+          -- (the column's own default, and its copies on the partitions and children, go with it)
+          AND NOT EXISTS (SELECT 1 FROM @extschema@.snowflake_convert_reach(tbl, key.attnum) r
+                          WHERE r.n = 1 AND r.relid = ad.adrelid AND r.attnum = ad.adnum);
+        IF users IS NOT NULL THEN
+            RAISE EXCEPTION 'sequence % of %.% is the default of other columns too: %', seq, tbl, quote_ident(col), users
+                USING ERRCODE = '2BP01', HINT = 'Keep it with drop_sequence => false (no column owns it then), or '
+                      'convert those columns first.';
+        END IF;
+    END IF;
+    -- New ids above the old: checked against the clock first (no refusal below suggests a default
+    -- that would go below), then, to run, against an id issued with the table locked.
+    PERFORM @extschema@.snowflake_convert_above(tbl, col, key.kind, false);
     -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
     PERFORM @extschema@.snowflake_convert_citus_check(tbl, col,
         ARRAY(SELECT t.relid FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n),
@@ -625,7 +529,6 @@ BEGIN
                  FROM @extschema@.snowflake_convert_views(tbl, key.attnum) v ORDER BY v.n DESC)
         || ARRAY(SELECT format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', t.relid::regclass, t.attname)
                  FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n);
-    seq := pg_get_serial_sequence(tbl::text, col);
     IF key.attidentity <> '' THEN
         -- The identity's own sequence goes with it.
         ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col) || ddl;
@@ -643,8 +546,10 @@ BEGIN
                  LATERAL @extschema@.snowflake_convert_view_ddl(v.view::regclass) WITH ORDINALITY AS x(d, k)
                  ORDER BY v.n, x.k);
     IF NOT dry_run THEN
-        -- Refuse before changing anything if this server cannot make ids.
-        EXECUTE format('SELECT %I.snowflake_layout()', ext_schema);
+        -- Refuse before changing anything if this server cannot make ids, or would make them below
+        -- the column's: no row comes in meanwhile.
+        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+        PERFORM @extschema@.snowflake_convert_above(tbl, col, key.kind, true);
         FOREACH stmt IN ARRAY ddl LOOP
             EXECUTE stmt;
         END LOOP;
@@ -690,6 +595,312 @@ BEGIN
                 'COLUMN %1$I SET DEFAULT), distribute it as %2$s is, copy the rows (INSERT ... SELECT), drop %2$s and '
                 'rename the new table, in one transaction; foreign keys and views on %2$s are yours to move.', col, tbl);
     END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_convert_candidates()
+RETURNS TABLE (n int, relid oid, attname name, kind text)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH RECURSIVE tables AS (
+    SELECT c.oid FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+    WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence <> 't'
+      AND s.nspname NOT IN ('pg_catalog', 'information_schema') AND s.nspname NOT LIKE 'pg\_%'
+      AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)
+      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
+                                                  AND d.deptype = 'e')),
+cols AS (
+    SELECT DISTINCT t.oid AS relid, a.attnum, a.attname, @extschema@.snowflake_convert_kind(t.oid::regclass, a.attnum) AS kind
+    FROM tables t JOIN pg_constraint con ON con.conrelid = t.oid AND con.contype IN ('p', 'u')
+    JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = ANY (con.conkey) AND NOT a.attisdropped),
+-- depth: how many foreign keys up a table reaches (at most 64: a cycle stops there).
+refs AS (SELECT DISTINCT con.conrelid AS child, con.confrelid AS parent FROM pg_constraint con
+         WHERE con.contype = 'f' AND con.conparentid = 0 AND con.conrelid <> con.confrelid),
+depth(relid, d) AS (
+    SELECT oid, 0 FROM tables
+    UNION
+    SELECT r.child, depth.d + 1 FROM depth JOIN refs r ON r.parent = depth.relid WHERE depth.d < 64)
+SELECT (row_number() OVER (ORDER BY (SELECT max(d) FROM depth WHERE depth.relid = c.relid),
+                                    c.relid::regclass::text, c.attnum))::int, c.relid, c.attname, c.kind
+FROM cols c WHERE c.kind IS NOT NULL
+ORDER BY 1
+$fn$;
+CREATE FUNCTION snowflake_convert_all(dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true,
+                                      recreate_views boolean DEFAULT false)
+RETURNS TABLE (table_name regclass, column_name name, kind text, max_id bigint, statements text[])
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    c record;
+    planned jsonb := '[]';
+    refused text[] := '{}';
+    first_state text;
+    message text;
+    state text;
+    fix text;
+BEGIN
+    FOR c IN SELECT * FROM @extschema@.snowflake_convert_candidates() ORDER BY n LOOP
+        BEGIN
+            planned := planned || jsonb_build_object('relid', c.relid, 'attname', c.attname, 'kind', c.kind,
+                'max', (SELECT f.max_id FROM @extschema@.snowflake_convert_floor(c.relid::regclass, c.attname, c.kind, false) f),
+                'ddl', to_jsonb(ARRAY(SELECT @extschema@.snowflake_convert_column(c.relid::regclass, c.attname, true,
+                                                                              drop_sequence, recreate_views))));
+        EXCEPTION WHEN others THEN
+            GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, state = RETURNED_SQLSTATE, fix = PG_EXCEPTION_HINT;
+            first_state := coalesce(first_state, state);
+            refused := refused || format('%s.%I (%s): %s%s', c.relid::regclass, c.attname, state, message,
+                                         coalesce(' HINT: ' || nullif(fix, ''), ''));
+        END;
+    END LOOP;
+    IF cardinality(refused) > 0 THEN
+        -- (With the first refusal's SQLSTATE: the Errors page has a row for this message.)
+        RAISE EXCEPTION USING ERRCODE = first_state,
+            MESSAGE = format('snowflake_convert_all(): %s of %s key columns cannot be converted, so none is',
+                             cardinality(refused), cardinality(refused) + jsonb_array_length(planned)),
+            DETAIL = array_to_string(refused, E'\n'),
+                  HINT = 'Fix each as its hint says (or convert the others one at a time with snowflake_convert_column()), '
+                         'then run snowflake_convert_all() again.';
+    END IF;
+    FOR c IN SELECT * FROM jsonb_array_elements(planned) p(v) LOOP
+        table_name := (c.v ->> 'relid')::oid::regclass;
+        column_name := c.v ->> 'attname';
+        kind := c.v ->> 'kind';
+        max_id := (c.v ->> 'max')::bigint;
+        IF dry_run THEN
+            statements := ARRAY(SELECT jsonb_array_elements_text(c.v -> 'ddl'));
+        ELSE
+            statements := ARRAY(SELECT @extschema@.snowflake_convert_column(table_name, column_name, false,
+                                                                            drop_sequence, recreate_views));
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
+RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision, problems text[])
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    link constant text := 'snowflake_check_peers';
+    dblink_schema name;
+    me record;
+    my_server text;
+    i integer;
+    c record;
+    remote_schema text;
+    t0 double precision;
+    t1 double precision;
+    first record;
+    answer record;
+    rows_ jsonb := '[]';
+    seen jsonb := '{}';
+    r jsonb;
+    found text[];
+    message text;
+    detail text;
+    secret text;
+    fired boolean;
+BEGIN
+    SELECT n.nspname INTO dblink_schema
+    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
+    IF dblink_schema IS NULL THEN
+        RAISE EXCEPTION 'snowflake_check_peers() needs the dblink extension'
+            USING ERRCODE = '55000', HINT = 'Run CREATE EXTENSION dblink; in this database (it ships with PostgreSQL''s contrib).';
+    END IF;
+    IF timeout_s IS NULL OR timeout_s < 1 OR timeout_s > 3600 THEN
+        RAISE EXCEPTION 'snowflake_check_peers(): timeout_s = % is out of range (1 to 3600 seconds)', coalesce(timeout_s::text, 'NULL')
+            USING ERRCODE = '22023', HINT = 'It bounds the connection to each peer and each query on it; 5 by default.';
+    END IF;
+    IF peers IS NULL THEN
+        peers := @extschema@.snowflake_citus_nodes();
+    END IF;
+    SELECT s.machine_id, s.layout INTO me FROM @extschema@.snowflake_stats() s;
+    -- A server is its cluster (system identifier) running since a given moment: this server reached
+    -- through a connection string, or one server listed twice, is counted once.
+    SELECT cs.system_identifier::text || '@' || pg_postmaster_start_time()::text INTO my_server FROM pg_control_system() cs;
+    rows_ := rows_ || jsonb_build_object('peer', 'this server', 'machine_id', me.machine_id, 'layout', me.layout,
+                                         'offset', 0, 'counted', true);
+    FOR i IN 1 .. coalesce(array_length(peers, 1), 0) LOOP
+        SELECT * INTO c FROM @extschema@.snowflake_peer_conninfo(coalesce(peers[i], ''), i, timeout_s);
+        BEGIN
+            IF c.connect IS NULL THEN
+                RAISE EXCEPTION 'its connection string does not parse' USING ERRCODE = '22023';
+            END IF;
+            -- A call ended by a cancel may have left the link open in this session.
+            PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
+            -- dblink's connect ignores connect_timeout from PostgreSQL 16 on, and a peer that never
+            -- pauses defeats it before: a timer of ours ends it.
+            PERFORM @extschema@.snowflake_peer_deadline(timeout_s * 1000);
+            EXECUTE format('SELECT %I.dblink_connect($1, $2)', dblink_schema) USING link, c.connect;
+            PERFORM @extschema@.snowflake_peer_deadline(0);
+            -- pg_snowflake's schema there, under a search_path that no object of theirs can shadow.
+            PERFORM @extschema@.snowflake_dblink_wait(dblink_schema, link, format(
+                $q$SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),
+                          pg_catalog.set_config('statement_timeout', %L, false),
+                          (SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+                           WHERE e.extname = 'pg_snowflake')$q$, timeout_s || 's'), timeout_s);
+            EXECUTE format('SELECT count(*) OVER () AS n, t.s FROM %I.dblink_get_result($1) AS t(p text, st text, s name) LIMIT 1', dblink_schema)
+                INTO first USING link;
+            IF first.n IS DISTINCT FROM 1 THEN
+                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(first.n, 0) USING ERRCODE = '08P01';
+            END IF;
+            remote_schema := first.s;
+            PERFORM @extschema@.snowflake_dblink_end(dblink_schema, link, timeout_s);
+            IF remote_schema IS NULL THEN
+                RAISE EXCEPTION 'pg_snowflake is not installed in that database' USING ERRCODE = '55000';
+            END IF;
+            -- The clock on the open connection: the offset is off by at most half a round trip.
+            t0 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
+            PERFORM @extschema@.snowflake_dblink_wait(dblink_schema, link, format(
+                $q$SELECT s.machine_id, s.layout,
+                          c.system_identifier::text OPERATOR(pg_catalog.||) '@' OPERATOR(pg_catalog.||) pg_catalog.pg_postmaster_start_time()::text,
+                          pg_catalog.date_part('epoch', %1$I.snowflake_clock()) OPERATOR(pg_catalog.*) 1000
+                   FROM %1$I.snowflake_stats() s, pg_catalog.pg_control_system() c$q$, remote_schema), timeout_s);
+            t1 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
+            EXECUTE format('SELECT count(*) OVER () AS n, t.* FROM %I.dblink_get_result($1) AS t(machine_id integer, layout text, server text, clock_ms double precision) LIMIT 1', dblink_schema)
+                INTO answer USING link;
+            IF answer.n IS DISTINCT FROM 1 THEN
+                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(answer.n, 0) USING ERRCODE = '08P01';
+            END IF;
+            PERFORM @extschema@.snowflake_dblink_end(dblink_schema, link, timeout_s);
+            PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
+            rows_ := rows_ || jsonb_build_object('peer', c.shown,
+                'machine_id', answer.machine_id, 'layout', answer.layout,
+                'offset', round((answer.clock_ms - (t0 + t1) / 2)::numeric, 1),
+                'same_as', CASE WHEN answer.server = my_server THEN 'this server' ELSE seen ->> answer.server END,
+                'counted', answer.server <> my_server AND NOT seen ? answer.server);
+            IF NOT seen ? answer.server THEN
+                seen := seen || jsonb_build_object(answer.server, c.shown);
+            END IF;
+        EXCEPTION
+            WHEN query_canceled THEN
+                IF NOT @extschema@.snowflake_peer_deadline(0) THEN
+                    -- statement_timeout or a cancel: close the link and end the call.
+                    PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
+                    RAISE;
+                END IF;
+                -- Our connect deadline.
+                PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
+                rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false,
+                    'error', format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s));
+            WHEN others THEN
+                -- (Before PostgreSQL 16 our connect deadline shuts the peer's socket: dblink's error.)
+                fired := @extschema@.snowflake_peer_deadline(0);
+                GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+                PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
+                message := CASE WHEN fired THEN format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s)
+                                ELSE message || coalesce(': ' || nullif(detail, ''), '') END;
+                -- libpq may quote a piece of the connection string in its messages.
+                FOREACH secret IN ARRAY c.secrets LOOP
+                    IF octet_length(secret) >= 4 THEN
+                        message := replace(message, secret, '***');
+                    END IF;
+                END LOOP;
+                rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false, 'error', message);
+        END;
+    END LOOP;
+    FOR r IN SELECT value FROM jsonb_array_elements(rows_) LOOP
+        found := '{}';
+        IF r->>'error' IS NOT NULL THEN
+            found := found || ('cannot ask it: ' || (r->>'error'));
+        ELSE
+            IF r->>'same_as' IS NOT NULL THEN
+                found := found || ('the same server as ' || (r->>'same_as') || ', counted once');
+            END IF;
+            IF r->>'machine_id' IS NULL THEN
+                found := found || 'machine id not set'::text;
+            ELSIF (SELECT count(*) FROM jsonb_array_elements(rows_) o
+                   WHERE (o.value->>'counted')::boolean AND o.value->>'machine_id' = r->>'machine_id') > 1 THEN
+                found := found || ('machine id ' || (r->>'machine_id') || ' is used by more than one server');
+            END IF;
+            IF r->>'layout' IS DISTINCT FROM me.layout THEN
+                found := found || ('layout differs from this server''s: ' || coalesce(r->>'layout', 'none'));
+            END IF;
+            IF abs((r->>'offset')::double precision) > max_skew_ms THEN
+                found := found || ('clock is ' || (r->>'offset') || ' ms off this server''s');
+            END IF;
+        END IF;
+        peer := r->>'peer';
+        machine_id := (r->>'machine_id')::integer;
+        layout := r->>'layout';
+        clock_offset_ms := (r->>'offset')::double precision;
+        problems := found;
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+COMMENT ON FUNCTION snowflake_check_peers(text[], double precision, integer) IS
+    'Asks other servers (through dblink) for their machine id, layout and clock, and flags duplicate machine ids, layout mismatches and clock skew; shows no password, gives up on a peer after timeout_s';
+CREATE FUNCTION snowflake_dblink_wait(dblink_schema name, link text, query text, timeout_s integer) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    sent integer;
+BEGIN
+    EXECUTE format('SELECT %I.dblink_send_query($1, $2)', dblink_schema) INTO sent USING link, query;
+    IF sent IS DISTINCT FROM 1 THEN
+        RAISE EXCEPTION 'the query could not be sent: the link is still busy with its earlier answer' USING ERRCODE = '08P01';
+    END IF;
+    IF NOT @extschema@.snowflake_dblink_poll(link, timeout_s * 1000) THEN
+        RAISE EXCEPTION 'it did not answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_dblink_end(dblink_schema name, link text, timeout_s integer) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    extra bigint;
+BEGIN
+    IF NOT @extschema@.snowflake_dblink_poll(link, timeout_s * 1000) THEN
+        RAISE EXCEPTION 'it did not end its answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
+    END IF;
+    EXECUTE format('SELECT count(*) FROM %I.dblink_get_result($1) AS t(done text)', dblink_schema) INTO extra USING link;
+    IF extra > 0 THEN
+        RAISE EXCEPTION 'it sent a second result after its answer (% %; one result was asked for)', extra, CASE WHEN extra = 1 THEN 'row' ELSE 'rows' END
+            USING ERRCODE = '08P01';
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_dblink_close(dblink_schema name, link text) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    names text[];
+BEGIN
+    EXECUTE format('SELECT %I.dblink_get_connections()', dblink_schema) INTO names;
+    IF link = ANY (coalesce(names, '{}')) THEN
+        EXECUTE format('SELECT %I.dblink_disconnect($1)', dblink_schema) USING link;
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_citus_nodes() RETURNS text[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    nodes text[];
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers needs a Citus coordinator, and Citus is not installed in database %', current_database()
+            USING ERRCODE = '55000', HINT = 'Name the servers to check: snowflake_check_peers(ARRAY[''host=db2 dbname=app'', ''service=db3'']).';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group WHERE groupid = 0) THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers runs on the Citus coordinator, and this node is a worker (group %)', (SELECT groupid FROM pg_catalog.pg_dist_local_group)
+            USING ERRCODE = '55000', HINT = 'Run it on the coordinator, which checks every node of pg_dist_node, or name the servers to check: snowflake_check_peers(ARRAY[''host=... port=... dbname=...'']).';
+    END IF;
+    -- A value in a connection string is quoted when it has to be (libpq's rules).
+    SELECT coalesce(array_agg(format('host=%s port=%s dbname=%s user=%s', v[1], n.nodeport, v[2], v[3]) ORDER BY n.groupid, n.nodeid), '{}')
+    INTO nodes
+    FROM pg_catalog.pg_dist_node n,
+         LATERAL (SELECT array_agg(CASE WHEN x ~ '^[^\s''\\]+$' THEN x ELSE '''' || replace(replace(x, '\', '\\'), '''', '\''') || '''' END ORDER BY o) AS v
+                  FROM unnest(ARRAY[n.nodename, current_database(), current_user::text]) WITH ORDINALITY AS u(x, o)) q
+    WHERE n.isactive AND n.noderole = 'primary' AND n.groupid <> 0;
+    RETURN nodes;
 END
 $fn$;
 /* </end connected objects> */
@@ -989,7 +1200,7 @@ COMMENT ON TYPE snowflake_parts IS
 COMMENT ON TYPE snowflake_layout IS
     'The running layout of snowflake ids, as returned by snowflake_layout()';
 COMMENT ON FUNCTION snowflake_decode(bigint, text) IS
-    'The fields of an id minted by another system: twitter, discord, instagram, sonyflake, or server';
+    'The fields of an id minted by another system: twitter, discord, instagram, sonyflake, pgedge, or server';
 COMMENT ON FUNCTION snowflake_timestamp(bigint) IS 'When a snowflake id was minted (the start of its tick)';
 COMMENT ON FUNCTION snowflake_machine_id(bigint) IS 'The machine id field of a snowflake id';
 COMMENT ON FUNCTION snowflake_sequence(bigint) IS 'The sequence field of a snowflake id';
@@ -1008,7 +1219,7 @@ COMMENT ON FUNCTION snowflake_sequence(bigint, timestamptz, integer, integer, in
 COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz, integer, integer, integer) IS
     'The smallest id carrying this time, under the layout given as arguments; IMMUTABLE';
 COMMENT ON FUNCTION snowflake_timestamp(bigint, text) IS
-    'When an id was minted, under a preset (twitter, discord, instagram, sonyflake; not server); IMMUTABLE';
+    'When an id was minted, under a preset (twitter, discord, instagram, sonyflake, pgedge; not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_machine_id(bigint, text) IS
     'The machine field of an id, under a preset (not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_sequence(bigint, text) IS
@@ -1041,6 +1252,8 @@ COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
 COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
     'Range-partition bounds on the id, one row per step of time (in UTC) from the first time to at least the second: FOR VALUES FROM (from_id) TO (to_id)';
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean) IS
-    'Turns a serial, identity or DEFAULT nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); returns the DDL, runs it unless dry_run';
+    'Turns a serial, identity, DEFAULT nextval() or pgEdge snowflake.nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); refuses a column whose values are not below the first new id; returns the DDL, runs it unless dry_run';
+COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
+    'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; refuses them all together if any is refused; a row per column; runs unless dry_run';
 /* </end connected objects> */
 
