@@ -94,7 +94,7 @@ sed -E 's/(groups are) \[.*/\1 .../' "$SCRATCH/look.out" | grep -E "no code bloc
 # web font, the narrow screen's tables, the Errors page's search boost). Each must be reported.
 plain="$SCRATCH/manual.plain"
 rm -rf "$plain" && mkdir -p "$plain/pgrx-tests/checks" "$plain/pgrx-tests/bench"
-cp -r "$PROJECT_DIR/README.md" "$PROJECT_DIR/docs" "$PROJECT_DIR/mkdocs.yml" "$PROJECT_DIR/ARCHITECTURE.md" "$PROJECT_DIR/monitoring" "$plain/"
+cp -r "$PROJECT_DIR/README.md" "$PROJECT_DIR/docs" "$PROJECT_DIR/mkdocs.yml" "$PROJECT_DIR/ARCHITECTURE.md" "$PROJECT_DIR/CHANGELOG.md" "$PROJECT_DIR/monitoring" "$plain/"
 cp -r "$PROJECT_DIR/pgrx-tests/checks/readme" "$plain/pgrx-tests/checks/" && cp -r "$PROJECT_DIR/pgrx-tests/bench/results" "$plain/pgrx-tests/bench/"
 python3 - "$plain" <<'PY'
 import re, sys
