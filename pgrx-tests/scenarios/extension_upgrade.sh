@@ -18,8 +18,9 @@ psql_on main -c "CREATE DATABASE fresh"
 create_extension main fresh
 echo "fresh install: version $(psql_on main -d fresh -At -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_snowflake'" | v)"
 catalog fresh >"$SCRATCH/fresh.catalog"
-# (PostgreSQL 18 also makes the array types of the composite types members: not counted here.)
-echo "its catalog: $(grep -c '^function ' "$SCRATCH/fresh.catalog") functions, $(grep '^type ' "$SCRATCH/fresh.catalog" | grep -vc '^type [^ ]*\[\]') types"
+# (No count: the SQL snapshot is the list of the surface. What is checked here is that an updated
+# database has the catalog of this fresh one.)
+echo "its catalog: $([ "$(grep -c '^function ' "$SCRATCH/fresh.catalog")" -gt 0 ] && [ "$(grep -c '^type ' "$SCRATCH/fresh.catalog")" -gt 0 ] && echo "read, functions and types" || echo "EMPTY")"
 
 released=()
 for f in $(frozen_sql_files); do
