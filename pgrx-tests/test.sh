@@ -141,20 +141,32 @@ KIND=scenario
 passed=0
 failed=0
 failed_units=()
+units=()
 checks=skipped
-if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
-  t=$SECONDS
-  if bash "$PROJECT_DIR/pgrx-tests/checks/checks.sh"; then checks=ok; else checks=FAILED; fi
-  time_step "checks (checks.sh)" "$t"
-fi
-for v in $VERSIONS; do
+
+# The builds run ahead, in the background (niced below the tests), one major after the other:
+# step 1 of each major and the fault_injection build its scenarios use, then step 3's packages; the
+# scenarios of a major start as soon as its build is done, while the next one builds. The longest
+# major (15: the HA engines, the README, the clients) first. Each build's output goes to
+# $SCRATCH/builds/N.log, printed when its scenarios start; its exit status to N.rc; the steps that
+# failed (clippy-pgN, pgN) to N.failed.
+BUILD_ORDER=
+[[ " $VERSIONS " == *" 15 "* ]] && BUILD_ORDER=15
+for v in $VERSIONS; do [ "$v" = 15 ] || BUILD_ORDER="$BUILD_ORDER $v"; done
+BUILD_ORDER=${BUILD_ORDER# }
+
+# build_major N: step 1 on PostgreSQL N (clippy on $CLIPPY_MAJORS, `cargo pgrx test`), then the
+# fault_injection build installed into it for the scenarios.
+build_major() {
+  local v=$1 t
   use_pg "$v"
+  : >"$SCRATCH/$v.failed"
   if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
     if [[ " $CLIPPY_MAJORS " == *" $v "* ]]; then
       say "PostgreSQL $v: clippy -D warnings"
       t=$SECONDS
       (cd "$PROJECT_DIR" && cargo clippy -q --workspace --all-targets --no-default-features --features "pg$v pg_test" -- -D warnings) \
-        || failed_units+=("clippy-pg$v")
+        || echo "clippy-pg$v" >>"$SCRATCH/$v.failed"
       time_step "pg$v clippy" "$t"
     fi
     t=$SECONDS
@@ -166,16 +178,78 @@ for v in $VERSIONS; do
     [ ${#pgrx_test[@]} -eq 3 ] || die "README.md: no block of three commands under <!-- test: cargo pgrx test ... -->"
     if [ "$(id -u)" = 0 ]; then
       rm -rf "/tmp/pg_snowflake-pgrx-test-$v"
-      (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[1]}" && bash -ec "${pgrx_test[1]}" && echo "+ ${pgrx_test[2]}" && bash -ec "${pgrx_test[2]}") || failed_units+=("pg$v")
+      (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[1]}" && bash -ec "${pgrx_test[1]}" && echo "+ ${pgrx_test[2]}" && bash -ec "${pgrx_test[2]}") \
+        || echo "pg$v" >>"$SCRATCH/$v.failed"
     else
-      (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[0]}" && bash -ec "${pgrx_test[0]}") || failed_units+=("pg$v")
+      (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[0]}" && bash -ec "${pgrx_test[0]}") || echo "pg$v" >>"$SCRATCH/$v.failed"
     fi
     time_step "pg$v pgrx_test" "$t"
   fi
-
   t=$SECONDS
   install_extension fault_injection
   time_step "pg$v build (fault_injection)" "$t"
+}
+
+# wait_build NAME: until the background build NAME (a major, or package-N) is done; prints its
+# output; fails if it did.
+wait_build() {
+  while [ ! -f "$BUILDS/$1.rc" ]; do
+    if ! kill -0 "$builder" 2>/dev/null; then
+      sleep 1
+      [ -f "$BUILDS/$1.rc" ] || { echo "the background build ended before $1"; return 1; }
+    fi
+    sleep 1
+  done
+  cat "$BUILDS/$1.log"
+  [ "$(cat "$BUILDS/$1.rc")" = 0 ]
+}
+
+# kill_tree PID: PID and every process under it.
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1" || true); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+
+BUILDS="$SCRATCH/builds"
+mkdir -p "$BUILDS"
+(
+  renice -n 10 -p "$BASHPID" >/dev/null
+  SCRATCH=$BUILDS
+  for v in $BUILD_ORDER; do
+    rc=0
+    (build_major "$v") >"$BUILDS/$v.log" 2>&1 || rc=$?
+    echo "$rc" >"$BUILDS/$v.rc"
+  done
+  # Step 3's packages (their release builds and the manual's site), the output in package-N.log.
+  for p in $PACKAGES; do
+    rc=0
+    t=$SECONDS
+    say "PostgreSQL $p: packages (pgrx-tests/package.sh --pg $p) and their tests" 2>"$BUILDS/package-$p.log"
+    bash "$PROJECT_DIR/pgrx-tests/package.sh" --pg "$p" >"$BUILDS/package-$p.out" 2>&1 || rc=$?
+    [ "$rc" = 0 ] && time_step "pg$p build (package)" "$t"
+    echo "$rc" >"$BUILDS/package-$p.rc"
+  done
+) &
+builder=$!
+trap 'kill_tree "$builder"; cleanup' EXIT
+
+if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
+  t=$SECONDS
+  if bash "$PROJECT_DIR/pgrx-tests/checks/checks.sh"; then checks=ok; else checks=FAILED; fi
+  time_step "checks (checks.sh)" "$t"
+fi
+for v in $BUILD_ORDER; do
+  use_pg "$v"
+  if ! wait_build "$v"; then
+    echo "pg$v build FAILED"
+    failed=$((failed + 1))
+    [ ! -f "$BUILDS/$v.failed" ] || mapfile -t units <"$BUILDS/$v.failed"
+    failed_units+=("${units[@]}")
+    continue
+  fi
+  mapfile -t units <"$BUILDS/$v.failed"
+  failed_units+=("${units[@]}")
   say "PostgreSQL $v: cluster scenarios (pgrx-tests/scenarios)"
   rm -f "$SCRATCH"/*.log
   if [ -n "$QUICK" ] && [ ${#ONLY[@]} -eq 0 ]; then
@@ -203,15 +277,12 @@ PACKAGE_SCENARIOS="not_preloaded machine_id_unset one_generator_per_server seed_
 export PACKAGES_DIR="$PROJECT_DIR/target/packages"
 KIND=package
 for p in $PACKAGES; do
-  say "PostgreSQL $p: packages (pgrx-tests/package.sh --pg $p) and their tests"
-  t=$SECONDS
-  if ! bash "$PROJECT_DIR/pgrx-tests/package.sh" --pg "$p" >"$SCRATCH/package-$p.log" 2>&1; then
-    tail -n 40 "$SCRATCH/package-$p.log"
+  if ! wait_build "package-$p"; then
+    tail -n 40 "$BUILDS/package-$p.out" 2>/dev/null || true
     echo "pg$p package build FAILED"
     failed=$((failed + 1))
     continue
   fi
-  time_step "pg$p build (package)" "$t"
   tests=("$PROJECT_DIR/pgrx-tests/packaging/package_contents.sh" "$PROJECT_DIR/pgrx-tests/packaging/package_wrong_major.sh")
   [ "$p" = "$SYSTEM_PG_MAJOR" ] && tests+=("$PROJECT_DIR/pgrx-tests/packaging/package_debian_install.sh")
   for file in "${tests[@]}"; do

@@ -93,22 +93,30 @@ scenario_majors() {
   echo "${majors:-${DEFAULT_MAJORS:-15 18}}"
 }
 
-# run_scenarios FILE...: runs these scenarios, counting into $passed and $failed: those marked
-# "# alone" (they listen on TCP ports, run a real HA engine, or time a writer's faults) one after
-# the other, the others in $SCENARIO_LANES lanes at once (default 2), each lane in a scratch dir
-# of its own (its clusters, sockets and logs), their lines printed lane by lane when all are done.
+# run_scenarios FILE...: runs these scenarios, counting into $passed and $failed, in lanes of
+# their own (each lane a scratch dir of its own: its clusters, sockets and logs; their lines
+# printed lane by lane when all are done). $SCENARIO_LANES lanes (default 3) take the next
+# scenario from one queue as each finishes; but those marked "# one at a time" (a real HA engine,
+# whose timeouts the others' load must not stretch) run in lane 0 only, one after the other, before
+# it joins the queue; and those marked "# alone" (they time faults) run after all the lanes, one
+# after the other, with nothing beside them. SCENARIO_LANES=1 runs them all one after the other.
 run_scenarios() {
-  local lanes=${SCENARIO_LANES:-2} alone=() shared=() f i k lane pids=()
+  local lanes=${SCENARIO_LANES:-3} alone=() serial=() shared=() f i lane pids=() queue="$SCRATCH/queue"
   for f; do
-    if grep -qE '^(#|--) alone' "$f"; then alone+=("$f"); else shared+=("$f"); fi
+    if grep -qE '^(#|--) alone' "$f"; then alone+=("$f")
+    elif grep -qE '^(#|--) one at a time' "$f"; then serial+=("$f")
+    else shared+=("$f"); fi
   done
-  for ((i = 0; i < lanes && i < ${#shared[@]}; i++)); do
+  printf '%s\n' "${shared[@]}" >"$queue"
+  echo 0 >"$queue.next"
+  for ((i = 0; i < lanes; i++)); do
     lane="$SCRATCH/lane$i"
     mkdir -p "$lane" && chmod 755 "$lane"
     [ "$(id -u)" = 0 ] && chown postgres: "$lane"
     (
       SCRATCH=$lane
-      for ((k = i; k < ${#shared[@]}; k += lanes)); do run_scenario "${shared[k]}" || true; done
+      if [ "$i" = 0 ]; then for f in "${serial[@]}"; do run_scenario "$f" || true; done; fi
+      while f=$(queue_next "$queue") && [ -n "$f" ]; do run_scenario "$f" || true; done
     ) >"$lane.out" 2>&1 &
     pids+=($!)
   done
@@ -119,9 +127,22 @@ run_scenarios() {
     failed=$((failed + $(grep -cE "^pg[0-9]+ [a-z]+ +[a-z0-9_]+ +FAILED \(" "$SCRATCH/lane$i.out" || true)))
     [ -n "${KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH/lane$i" "$SCRATCH/lane$i.out"
   done
+  rm -f "$queue" "$queue.next" "$queue.lock"
   for f in "${alone[@]}"; do
     if run_scenario "$f"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   done
+}
+
+# queue_next QUEUE: the next line of file QUEUE (empty when none is left), each line given once
+# among the lanes (QUEUE.next counts them, under a lock).
+queue_next() {
+  local n
+  {
+    flock 9
+    n=$(cat "$1.next")
+    echo $((n + 1)) >"$1.next"
+  } 9>>"$1.lock"
+  sed -n "$((n + 1))p" "$1"
 }
 
 # Where a run's time goes: time_step LABEL STARTED records the seconds since STARTED (a $SECONDS

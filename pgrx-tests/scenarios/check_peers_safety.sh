@@ -1,5 +1,5 @@
-# alone: it listens on TCP ports, runs real HA engines, or times faults: not beside another scenario
-# majors: all (dblink reads a peer differently by major: blocking and deaf to cancel before 17)
+# alone: it bounds each peer's answer in time, with nothing beside it
+# majors: 14 15 16 18 (dblink and libpq differ: a connect deadline of our own on 14 and 15, other option tables on 14, 15-16 and 17-18, blocking and deaf to cancel before 17; 17 and 18 share every cfg)
 # snowflake_check_peers() pointed at anything: no password shown in any form libpq reads, a peer
 # that accepts TCP but never answers flagged within the timeout, statement_timeout ends a call
 # waiting on a peer, remote calls go to the remote extension's schema, this server or one server

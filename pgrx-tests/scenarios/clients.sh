@@ -1,5 +1,4 @@
 # majors: 15
-# alone: it listens on TCP ports, runs real HA engines, or times faults: not beside another scenario
 # The manual's section "From your application" (docs/application.md), executed (pgrx-tests/checks/readme/clients.py): every
 # recipe as the page prints it, run by its real client against a server with the extension, and
 # the pitfalls table shown by tests. The clients do not depend on the major: they run on 15 only.

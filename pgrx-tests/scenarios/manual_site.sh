@@ -1,5 +1,4 @@
 # majors: 15
-# alone: it listens on TCP ports, runs real HA engines, or times faults: not beside another scenario
 # The manual as a site: MkDocs (PyPI; pinned in pgrx-tests/checks/readme/docs-requirements.txt, installed
 # idempotently into a venv under $(pg_cache_dir)/docs) builds README.md and docs/*.md (mkdocs.yml)
 # into target/site/ in strict mode, where a broken link or anchor fails the build. Then:

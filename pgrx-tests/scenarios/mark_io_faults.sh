@@ -1,5 +1,5 @@
 # majors: 15
-# alone: it listens on TCP ports, runs real HA engines, or times faults: not beside another scenario
+# alone: it injects I/O faults into a server's processes with strace, with nothing beside it
 # I/O faults on the mark: the data directory's file system full (a 300 MB tmpfs filled up), the
 # mark's directory read-only, and fsync failing (strace injects EIO into the writing backend's
 # fsync calls). In each case ids go on while the current lease lasts, then generation refuses with

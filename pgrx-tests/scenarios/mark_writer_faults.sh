@@ -1,5 +1,5 @@
 # majors: 15 18
-# alone: it listens on TCP ports, runs real HA engines, or times faults: not beside another scenario
+# alone: it times faults (a writer paused, terminated, stopped), with nothing beside it
 # Nothing one process does can stop id generation for the others. A session (the writer) is made
 # to pause at each step of a mark write (the test builds' snowflake.fault_hold_at), holding the
 # writer's flag; meanwhile a second session gives up after snowflake.max_mark_wait with 55P03,

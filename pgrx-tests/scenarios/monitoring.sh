@@ -1,5 +1,4 @@
 # majors: 15
-# alone: it listens on TCP ports, runs real HA engines, or times faults: not beside another scenario
 # Monitoring (docs/monitoring.md) with the real tools, Debian's prometheus-postgres-exporter 0.11.1
 # and prometheus 2.42's promtool (test.sh installs both): the rule file passes `promtool check
 # rules`, and `promtool test rules` runs a firing and a silent case of each alert; copies with an

@@ -1,5 +1,4 @@
 # majors: 15
-# alone: it listens on TCP ports, runs real HA engines, or times faults: not beside another scenario
 # The README and the manual's pages (docs/*.md), executed (pgrx-tests/checks/readme/check.py): their SQL
 # examples and their output, every row of the Errors table (the triggers of
 # pgrx-tests/checks/readme/errors.toml), the Settings table against pg_settings, the SQL reference against
