@@ -3,7 +3,7 @@
 //! setting. A layout that cannot work is reported in the server log at start, and every call that
 //! needs it fails with the same error.
 
-use super::{clock, errors, settings};
+use super::{clock, errors, key_file, settings};
 use pg_snowflake_core::generator::Generator;
 use pg_snowflake_core::{Error, Layout};
 use std::sync::OnceLock;
@@ -17,7 +17,7 @@ static CONFIG: OnceLock<Config> = OnceLock::new();
 
 /// Reads and checks the settings. Called from `_PG_init` in the postmaster only.
 pub fn configure() {
-    let raw = settings::define();
+    let raw = settings::define(key_file::load_in_postmaster);
     let layout = settings::layout(&raw);
     let generator = layout.clone().and_then(|l| settings::machine_id(&raw).and_then(|m| Ok(Generator::new(l, m)?)));
     let verdict =

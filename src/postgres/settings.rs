@@ -1,13 +1,16 @@
 //! The `snowflake.*` settings. The layout and the machine id are PGC_POSTMASTER, so every backend
 //! agrees on them and they are read once, at server start ([`super::server_config`]); the bounds
 //! of the waits (`max_clock_wait`, `max_clock_jump`, `max_mark_wait`) and `lease_sync` change by
-//! reload. The key file's settings are defined with the file's reader, in [`super::key_file`].
+//! reload; `public_key_file` by reload too, its file read by [`super::key_file`].
 
 use pg_snowflake_core::calendar::parse_timestamptz;
 use pg_snowflake_core::{Error, Layout};
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::pg_sys;
-use std::ffi::{CStr, CString};
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::ptr::{addr_of_mut, null_mut};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::OnceLock;
 
 pub const DEFAULT_EPOCH: &CStr = c"2025-01-01 00:00:00+00";
 
@@ -49,8 +52,9 @@ fn raw(name: &CStr) -> Option<String> {
 }
 
 /// Defines every setting. Call only while `shared_preload_libraries` load: defining a
-/// PGC_POSTMASTER setting later is FATAL to the backend.
-pub fn define() -> RawSettings {
+/// PGC_POSTMASTER setting later is FATAL to the backend. `load_key_file` reads the key file: at
+/// start and at each reload, in the postmaster.
+pub fn define(load_key_file: fn(String)) -> RawSettings {
     let raw = RawSettings {
         machine_id: raw(c"snowflake.machine_id"),
         machine_bits: raw(c"snowflake.machine_bits"),
@@ -153,7 +157,7 @@ pub fn define() -> RawSettings {
         GucContext::Postmaster,
         GucFlags::default(),
     );
-    super::key_file::define_settings();
+    define_key_file(load_key_file);
     #[cfg(feature = "fault_injection")]
     GucRegistry::define_int_guc(
         c"snowflake.fault_clock_offset",
@@ -318,4 +322,110 @@ pub fn machine_id_if_set() -> Option<i32> {
 /// Read on the slow path only, when the clock is found behind: it can change by reload.
 pub fn max_clock_wait_ms() -> u64 {
     MAX_CLOCK_WAIT.get().max(0) as u64
+}
+
+// --- The key of public ids: `snowflake.public_key_file`, like `ssl_key_file` (PGC_SIGHUP: only the
+// configuration file or the command line can set it, never SET, ALTER ROLE or ALTER DATABASE). Its
+// assign hook tells the file's reader (`super::key_file`, through the loader that `define` is given)
+// and counts the reloads. The inline `snowflake.public_key` and `snowflake.public_key_previous` of
+// 0.1.0 are retired: they cannot be made safe (members of pg_read_all_settings read
+// `GUC_SUPERUSER_ONLY` settings, `reset_val` included; `ALTER ROLE SET` stores them where everyone
+// reads), so they refuse any value, without repeating it.
+
+/// The key file's reader, called by the assign hook in the postmaster.
+static KEY_FILE_LOADER: OnceLock<fn(String)> = OnceLock::new();
+
+static mut PUBLIC_KEY_FILE: *mut c_char = null_mut();
+static mut RETIRED_PUBLIC_KEY: *mut c_char = null_mut();
+static mut RETIRED_PUBLIC_KEY_PREVIOUS: *mut c_char = null_mut();
+/// One up at every assignment of snowflake.public_key_file: at start and at each reload
+/// (PostgreSQL assigns every setting of the file again on SIGHUP, changed or not).
+static KEY_FILE_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+fn define_key_file(on_assign: fn(String)) {
+    let _ = KEY_FILE_LOADER.set(on_assign);
+    // SAFETY: called once, in the postmaster, while shared_preload_libraries load; the
+    // storage is static and PostgreSQL owns the strings it points to.
+    unsafe {
+        pg_sys::DefineCustomStringVariable(
+            c"snowflake.public_key_file".as_ptr(),
+            c"A file holding the key of public ids: the current key, and optionally the previous one on a second line.".as_ptr(),
+            c"Read at start and at each reload. It must be owned by the server's OS user, with permissions u=rw (0600) or less. Keys are 32 or 64 hexadecimal characters (openssl rand -hex 32).".as_ptr(),
+            addr_of_mut!(PUBLIC_KEY_FILE),
+            c"".as_ptr(),
+            pg_sys::GucContext::PGC_SIGHUP,
+            0,
+            None,
+            Some(assign_key_file),
+            None,
+        );
+        for (name, storage) in [
+            (c"snowflake.public_key", addr_of_mut!(RETIRED_PUBLIC_KEY)),
+            (c"snowflake.public_key_previous", addr_of_mut!(RETIRED_PUBLIC_KEY_PREVIOUS)),
+        ] {
+            pg_sys::DefineCustomStringVariable(
+                name.as_ptr(),
+                c"Retired: use snowflake.public_key_file.".as_ptr(),
+                c"Refuses every value: a key in a setting can reach pg_settings, pg_db_role_setting or a log.".as_ptr(),
+                storage,
+                c"".as_ptr(),
+                pg_sys::GucContext::PGC_SIGHUP,
+                (pg_sys::GUC_NO_SHOW_ALL | pg_sys::GUC_NOT_IN_SAMPLE | pg_sys::GUC_SUPERUSER_ONLY) as i32,
+                Some(refuse_retired),
+                None,
+                None,
+            );
+        }
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn assign_key_file(newval: *const c_char, _extra: *mut c_void) {
+    KEY_FILE_GENERATION.fetch_add(1, Relaxed);
+    // SAFETY: a flag of PostgreSQL's; the new value is valid during the call.
+    if !unsafe { pg_sys::IsUnderPostmaster } {
+        // The postmaster reads the file now, at start and at each reload, and says in the
+        // log whether it can be used; backends forked later inherit what it read.
+        let path = (!newval.is_null()).then(|| unsafe { CStr::from_ptr(newval) }.to_string_lossy().into_owned());
+        if let Some(load) = KEY_FILE_LOADER.get() {
+            load(path.unwrap_or_default());
+        }
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn refuse_retired(
+    newval: *mut *mut c_char,
+    _extra: *mut *mut c_void,
+    _source: pg_sys::GucSource::Type,
+) -> bool {
+    // SAFETY: PostgreSQL passes a valid pointer to the candidate value.
+    let value = unsafe { *newval };
+    if value.is_null() || unsafe { *value } == 0 {
+        return true;
+    }
+    // Our own message, so that PostgreSQL's ("invalid value for parameter ...: <value>")
+    // never repeats the value.
+    unsafe {
+        pg_sys::GUC_check_errmsg_string = pg_sys::pstrdup(
+            c"snowflake.public_key and snowflake.public_key_previous are retired: a key in a setting can reach pg_settings, pg_db_role_setting or the server log".as_ptr(),
+        );
+        pg_sys::GUC_check_errhint_string = pg_sys::pstrdup(
+            c"Put the key in a file owned by the server's OS user with chmod 600 (the current key, then optionally the previous one, one per line), name it with snowflake.public_key_file, and reload.".as_ptr(),
+        );
+    }
+    false
+}
+
+/// The configuration's generation: it changes at every reload.
+pub fn key_file_generation() -> u64 {
+    KEY_FILE_GENERATION.load(Relaxed)
+}
+
+/// snowflake.public_key_file as set; `None` when empty.
+pub fn key_file_path() -> Option<String> {
+    // SAFETY: PostgreSQL keeps the string until the setting changes, which only happens
+    // between statements of this process.
+    let p = unsafe { *addr_of_mut!(PUBLIC_KEY_FILE) };
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()).filter(|s| !s.is_empty())
 }
