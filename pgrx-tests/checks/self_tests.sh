@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The checkers' own tests: each check of checks.sh (and the scenario runner) run on a copy with
+# faults planted, each of which it must report, at its file and line where it names one. They test
+# the checkers, not the project: test.sh runs them as a step of their own, once in a full run, and
+# in --quick only when a file under pgrx-tests/checks/ or the runner has changed since the last
+# commit. (The README checker's own negative control, a drifted copy of the manual, is part of the
+# readme scenario, since it needs a server.)
+#   1. the scenario runner stops at a scenario's first failing command;
+#   2. the cycle check sees a cycle through an inline module's `super::super::`, and the order check
+#      a core module that uses one listed below it in lib.rs;
+#   3. upgrade_copies.py sees a copy that differs;
+#   4. install_way.py finds three plain installs planted in a pg_regress test, a .sh scenario and
+#      the README, and exactly those;
+#   5. no_installs.py finds an install planted in a scenario, not one named in a comment;
+#   6. changelog.py, errors_page.py, manual_prose.py, mirrored_blocks.py and client_versions.py, on
+#      one copy with 19 faults planted, name each (and nothing else).
+#
+# Usage: bash pgrx-tests/checks/self_tests.sh
+set -euo pipefail
+# shellcheck source=pgrx-tests/harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
+cd "$PROJECT_DIR"
+failed=0
+fail() { echo "self-test FAILED: $*"; failed=1; }
+
+say "the scenario runner stops at the first failing command"
+probe=$(mktemp -d)
+printf 'echo before\nfalse\necho after\n' >"$probe/stops.sh"
+out=$(run_sh_scenario "$probe/stops.sh" /dev/null 2>&1 || echo "exit $?")
+rm -rf "$probe"
+[ "$out" = $'before\nexit 1' ] || fail "a scenario went on after a failing command: got: $out"
+
+say "the cycle and order checks see planted faults (module_cycles.py)"
+probe=$(mktemp -d)
+printf 'use super::b::g;\npub fn f() { g() }\n' >"$probe/a.rs"
+printf 'pub fn g() {}\nmod inner {\n    pub fn h() { super::super::a::f() }\n}\n' >"$probe/b.rs"
+out=$(python3 pgrx-tests/checks/module_cycles.py "$probe" super:: 2>&1 || true)
+[[ $out == *"import cycle: a -> b -> a"* ]] || fail "the cycle check missed a cycle through super::super:: (got: $out)"
+rm -f "$probe"/*.rs
+printf '//! - [`b`]: second\n//! - [`a`]: first\npub mod a;\npub mod b;\n' >"$probe/lib.rs"
+printf 'pub fn f() {}\n' >"$probe/a.rs"
+printf 'use crate::a::f;\npub fn g() { f() }\n' >"$probe/b.rs"
+out=$(python3 pgrx-tests/checks/module_cycles.py "$probe" crate:: --order "$probe/lib.rs" 2>&1 || true)
+[[ $out == *"b uses a, which is listed below it"* ]] || fail "the order check missed a module using one listed below it (got: $out)"
+rm -rf "$probe"
+
+say "upgrade_copies.py sees a changed copy"
+probe=$(mktemp -d)
+mkdir "$probe/sql"
+cp Cargo.toml "$probe/"
+cp sql/*.sql "$probe/sql/"
+sed -i '0,/RAISE EXCEPTION/s//RAISE WARNING/' "$probe"/sql/convert_column.sql
+out=$(python3 pgrx-tests/checks/upgrade_copies.py "$probe" 2>&1 || echo "exit $?")
+rm -rf "$probe"
+[[ $out == *"copy of sql/convert_column.sql differs"*"exit 1" ]] || fail "upgrade_copies.py missed a changed source (got: $out)"
+
+say "install_way.py finds three planted installs into public"
+# Its negative control: a copy with a plain CREATE EXTENSION planted in a .sql scenario, a .sh
+# scenario and the README's first block fails at exactly those three lines.
+probe=$(mktemp -d)
+mkdir -p "$probe/pgrx-tests/harness"
+cp -r README.md docs "$probe/" && cp -r pgrx-tests/scenarios pgrx-tests/regress "$probe/pgrx-tests/" && cp -r pgrx-tests/harness/sql "$probe/pgrx-tests/harness/"
+sed -i 's|^\\ir ../../harness/sql/create_extension.sql$|CREATE EXTENSION pg_snowflake;|' "$probe/pgrx-tests/regress/sql/json_ids.sql"
+sed -i 's|^create_extension main$|psql_on main -c "CREATE EXTENSION pg_snowflake"|' "$probe/pgrx-tests/scenarios/lease_worker.sh"
+sed -i '0,/^CREATE TABLE orders/s//CREATE EXTENSION IF NOT EXISTS pg_snowflake;\n&/' "$probe/README.md"
+planted=$(python3 pgrx-tests/checks/install_way.py "$probe" 2>&1 | sed -n 's/: creates pg_snowflake without SCHEMA snowflake.*//p' | sed 's/:[0-9]*$//' | sort | tr '\n' ' ' || true)
+rm -rf "$probe"
+[ "$planted" = "README.md pgrx-tests/regress/sql/json_ids.sql pgrx-tests/scenarios/lease_worker.sh " ] \
+  || fail "install_way.py's negative control: three planted installs into public, found: $planted"
+
+say "no_installs.py finds a planted install"
+probe=$(mktemp -d)
+mkdir -p "$probe/pgrx-tests/scenarios"
+printf '# majors: 15\nensure_debian_packages libfoo\necho ok  # apt-get install is named in a comment only\n' >"$probe/pgrx-tests/scenarios/x.sh"
+out=$(python3 pgrx-tests/checks/no_installs.py "$probe" 2>&1 || true)
+rm -rf "$probe"
+[[ $out == "pgrx-tests/scenarios/x.sh:2: installs in a scenario"* && $out != *"x.sh:3"* ]] || fail "no_installs.py's negative control (got: $out)"
+
+say "the manual's checks (9 to 13 of checks.sh) name 19 planted faults"
+probe=$(mktemp -d)
+mkdir -p "$probe/pgrx-tests/checks"
+cp -r README.md CHANGELOG.md Cargo.toml mkdocs.yml docs sql src monitoring "$probe/"
+cp -r pgrx-tests/scenarios pgrx-tests/expected "$probe/pgrx-tests/" && cp -r pgrx-tests/checks/sql-snapshot "$probe/pgrx-tests/checks/"
+mkdir -p "$probe/pgrx-tests/checks/readme/clients/rust"
+cp pgrx-tests/checks/readme/clients/{requirements.txt,package.json} "$probe/pgrx-tests/checks/readme/clients/"
+cp pgrx-tests/checks/readme/clients/rust/Cargo.lock "$probe/pgrx-tests/checks/readme/clients/rust/"
+python3 - "$probe" >"$probe/planted" <<'PY'
+import re, sys
+root = sys.argv[1]
+def plant(name, old, new, what, count=1, line=True):
+    """Replaces the first of `count` occurrences; prints FILE:LINE WHAT (FILE WHAT: named otherwise)."""
+    path = f"{root}/{name}"
+    text = open(path).read()
+    assert text.count(old) == count, (name, old)
+    at = text.index(old)
+    open(path, "w").write(text.replace(old, new, 1))
+    print(f"{name}:{text[:at].count(chr(10)) + 1} {what}" if line else f"{name} {what}")
+# 9. CHANGELOG.md: a column, a function, a setting, a privilege left out (named by its section);
+# Upgrading's summary without a setting of the changelog's.
+plant("CHANGELOG.md", "`clock_waits` and ", "", "a statistics column", line=False)
+plant("CHANGELOG.md", "`snowflake_convert_reach(regclass, smallint)`,", "", "a function", line=False)
+plant("CHANGELOG.md", "  `snowflake.lease_sync` (leases confirmed by the synchronous standbys),\n", "", "a setting", line=False)
+plant("CHANGELOG.md", "`snowflake_peer_deadline(int)`. Grant", "the deadline. Grant", "a privilege", line=False)
+plant("docs/upgrading.md", "`snowflake.max_clock_jump`,\n", "the clock jump guard,\n", "a setting Upgrading no longer names", line=False)
+# 10. the Errors page: a row gone, a SQLSTATE wrong, the shell's own error gone.
+text = open(f"{root}/docs/errors.md").read()
+for pattern, what in ((r"\| 58000 \| `the system clock did not reach.*\n", "the clock that stands still"),
+                      (r"\| 54000 \| .*\n", "dblink_poll's 54000")):
+    text = re.sub(pattern, "", text, count=1)
+    print(f"docs/errors.md {what}")
+text = text.replace("| `ENOSPC` (no space left on the device) | 53100 |", "| `ENOSPC` (no space left on the device) | 58030 |")
+open(f"{root}/docs/errors.md", "w").write(text)
+print(f"docs/errors.md:{text[:text.index('| `ENOSPC`')].count(chr(10)) + 1} a wrong SQLSTATE")
+# 11. the prose: a setting with the wrong error, See above, (below) at the end, made-up names.
+plant("docs/failover-and-backups.md", "`snowflake.max_mark_wait` (55000: the synchronous standbys did not\n  confirm it)", "`snowflake.max_clock_wait` (58030)", "a setting with another error's SQLSTATE")
+plant("docs/troubleshooting.md", "they share a machine id. Give each server its own (see", "they share a machine id. See above. Give each server its own (see", "See above.")
+plant("docs/upgrading.md", "**dump and restore**\n", "**dump and restore** (below)\n", "(below) on the last lines")
+plant("docs/operations.md", "`writer_takeovers`", "`writer_timeouts`", "a statistics column that does not exist (the first of two)", count=2)
+plant("docs/settings.md", "misspelt `snowflake.*` name", "misspelt `snowflake.max_mark_waits` name", "a setting that does not exist")
+plant("docs/sql-reference.md", "What `snowflake_nextval()` guarantees", "What `snowflake_nextvals()` guarantees", "a function that does not exist")
+# 12. skipped blocks: a line the scenario does not print, a statement it does not run.
+plant("docs/conversion.md", "accounts ALTER COLUMN id SET DEFAULT snowflake.snowflake_nextval()", "accounts ALTER COLUMN id SET DEFAULT public.snowflake_nextval()", "a line convert_column does not print")
+plant("docs/many-servers.md", "WITH (origin = none, copy_data = false);\n-- on db2", "WITH (copy_data = false);\n-- on db2", "a statement active_active does not run")
+# 13. client recipes: a heading broader than the version tested, an older version claimed bare.
+plant("docs/application.md", "## Python: SQLAlchemy 2.1", "## Python: SQLAlchemy 2", "a heading that claims every 2.x")
+plant("docs/application.md", "leaves it out of the `INSERT`", "leaves it out of the `INSERT` (Django 5.0 and later)", "an older version claimed without what differs")
+PY
+out=$(for c in changelog errors_page manual_prose mirrored_blocks client_versions; do python3 "pgrx-tests/checks/$c.py" "$probe" 2>&1 || true; done)
+# Each fault planted at a line is named at that line; the others by what they lack; nothing else.
+while read -r at what; do
+  if [[ $at == *:* ]]; then grep -q "^$at: " <<<"$out" || fail "the planted fault at $at ($what) was not named: $out"; fi
+done <"$probe/planted"
+for want in "does not name the function snowflake_convert_reach(regclass, smallint)" "does not name the column clock_waits" \
+            "does not name the setting snowflake.lease_sync" "does not name the privileges of snowflake_peer_deadline(int)" \
+            "snowflake.max_clock_jump is named by the changelog's section only" "no row for Error::ClockStalled" ": no row of docs/errors.md with 54000 and a message holding"; do
+  grep -qF "$want" <<<"$out" || fail "a planted fault was not named: $want (got: $out)"
+done
+# (The setting left out of the changelog is named twice: by its section, and as one Upgrading names alone.)
+[ "$(grep -c . <<<"$out")" = 19 ] || fail "the planted faults make 19 failures, not: $out"
+rm -rf "$probe"
+
+if [ "$failed" = 0 ]; then echo "self-tests: 6 passed, 0 failed"; else echo "self-tests: some FAILED"; fi
+exit "$failed"
