@@ -27,7 +27,7 @@ refusal() {
 }
 echo "-- preloaded"
 init_cluster wrong "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
-if server_env "$PG_BIN/pg_ctl" -D "$SCRATCH/wrong" -l "$SCRATCH/wrong.log" -w -t 30 start >/dev/null 2>&1; then
+if try_start_cluster wrong 30; then
   echo "the server started"
 else
   grep -E 'FATAL|DETAIL' "$SCRATCH/wrong.log" | refusal "the server did not start"

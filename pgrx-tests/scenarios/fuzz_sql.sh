@@ -107,7 +107,7 @@ while IFS= read -r layout; do
   # A fresh server each time: a mark written under another layout would refuse them all.
   [ ! -f "$SCRATCH/fuzz/postmaster.pid" ] || stop_cluster fuzz
   rm -f "$SCRATCH/fuzz/pg_snowflake.mark"
-  if ! server_env "$PG_BIN/pg_ctl" -D "$SCRATCH/fuzz" -l "$SCRATCH/fuzz.log" -w -t 60 start >/dev/null; then
+  if ! try_start_cluster fuzz; then
     echo "round $round: the server did not start with: $layout"
     continue
   fi

@@ -38,6 +38,8 @@ import sys
 import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness"))
+import cluster  # noqa: E402
 import manual  # noqa: E402
 
 PROJECT = os.environ["PROJECT_DIR"]
@@ -72,46 +74,20 @@ def as_owner(cmd, env=None, **kw):
     return subprocess.run(cmd, env=env, text=True, capture_output=True, **kw)
 
 
-class Cluster:
-    """A throwaway server in the scratch dir, as lib.sh's init_cluster makes them."""
+class Cluster(cluster.Cluster):
+    """A throwaway server in the scratch dir, made and started by the harness (cluster.py)."""
 
     count = 0
 
     def __init__(self, name, conf, key=None):
         Cluster.count += 1
-        self.name = f"readme_{name}"
-        self.dir = os.path.join(SCRATCH, self.name)
-        self.log = self.dir + ".log"
-        self.port = 55400 + Cluster.count
-        r = as_owner([f"{PG_BIN}/initdb", "-D", self.dir, "-U", "postgres", "-A", "trust", "--no-sync"])
-        if r.returncode:
-            sys.exit(f"initdb failed for {self.name}: {r.stderr}")
-        lines = ["listen_addresses = ''", f"unix_socket_directories = '{SCRATCH}'", f"port = {self.port}",
-                 "fsync = off", "timezone = 'UTC'"] + conf
-        self.append_conf(lines)
+        super().__init__(SCRATCH, f"readme_{name}", conf)
         if key is not None:
             self.write_file("snowflake.key", key + "\n", mode="600")
 
-    def append_conf(self, lines):
-        as_owner(["sh", "-c", f"cat >> '{self.dir}/postgresql.conf'"], input="\n".join(lines) + "\n", check=True)
-
-    def write_file(self, name, text, mode="600"):
-        path = os.path.join(self.dir, name)
-        as_owner(["sh", "-c", f"cat > '{path}' && chmod {mode} '{path}'"], input=text, check=True)
-
-    def ctl(self, *args):
-        # PGSERVICEFILE: the services that the README's peers example names (see start_peers).
-        r = as_owner([f"{PG_BIN}/pg_ctl", "-D", self.dir, "-l", self.log, "-w", "-t", "60", *args],
-                     env=dict(os.environ, PGSERVICEFILE=SERVICE_FILE))
-        if r.returncode:
-            with open(self.log) as f:
-                sys.exit(f"pg_ctl {' '.join(args)} failed for {self.name}:\n{f.read()[-3000:]}")
-
     def start(self):
-        self.ctl("start")
-
-    def stop(self):
-        self.ctl("-m", "fast", "stop")
+        # PGSERVICEFILE: the services that the README's peers example names (see start_peers).
+        super().start(env=dict(os.environ, PGSERVICEFILE=SERVICE_FILE))
 
     def psql(self, sql, db="postgres", extra=(), check=True):
         cmd = [f"{PG_BIN}/psql", "-X", "-q", "-h", SCRATCH, "-p", str(self.port), "-U", "postgres", "-d", db,
@@ -121,10 +97,6 @@ class Cluster:
         if check and r.returncode:
             raise RuntimeError(r.stderr.strip())
         return r
-
-    def remove(self):
-        self.stop()
-        as_owner(["rm", "-rf", self.dir], check=True)
 
 
 # --- 1. the SQL blocks -------------------------------------------------------------------------

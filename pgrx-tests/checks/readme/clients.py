@@ -34,11 +34,12 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness"))
+import cluster  # noqa: E402
 import manual  # noqa: E402
 
 PROJECT = os.environ["PROJECT_DIR"]
 PG_BIN = os.environ["PG_BIN"]
-LIBDIR = subprocess.run([os.environ["PG_CONFIG"], "--libdir"], capture_output=True, text=True, check=True).stdout.strip()
 SCRATCH = os.environ["SCRATCH"]
 CLIENTS_DIR = os.environ["CLIENTS_DIR"]
 PYTHON = os.environ["CLIENT_PYTHON"]
@@ -61,37 +62,20 @@ def fail(line, what):
     failures.append(f"{PAGE.name}:{line}: {what}")
 
 
-def as_owner(cmd, **kw):
-    if AS_ROOT:
-        cmd = ["runuser", "-u", "postgres", "--"] + cmd
-    return subprocess.run(cmd, env=dict(os.environ, LD_LIBRARY_PATH=LIBDIR), text=True, capture_output=True, **kw)
-
-
-class Server:
-    """A throwaway server, as lib.sh's init_cluster makes them, but also on a loopback TCP port
-    (the JDBC driver has no Unix sockets): a free port of 127.0.0.1, trust authentication."""
+class Server(cluster.Cluster):
+    """A throwaway server made and started by the harness (cluster.py), also on a loopback TCP
+    port (the JDBC driver has no Unix sockets): a free port of 127.0.0.1, trust authentication."""
 
     def __init__(self):
-        self.dir = os.path.join(RUN, "server")
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        r = as_owner([f"{PG_BIN}/initdb", "-D", self.dir, "-U", "postgres", "-A", "trust", "--no-sync"])
-        if r.returncode:
-            sys.exit(f"initdb failed: {r.stderr}")
-        conf = ["listen_addresses = '127.0.0.1'", f"unix_socket_directories = '{SCRATCH}'", f"port = {self.port}",
-                "fsync = off", "timezone = 'UTC'", "shared_preload_libraries = 'pg_snowflake'",
-                "snowflake.machine_id = 7"]
-        as_owner(["sh", "-c", f"cat >> '{self.dir}/postgresql.conf'"], input="\n".join(conf) + "\n", check=True)
-        self.ctl("start")
-
-    def ctl(self, *args):
-        r = as_owner([f"{PG_BIN}/pg_ctl", "-D", self.dir, "-l", self.dir + ".log", "-w", "-t", "60", *args])
-        if r.returncode:
-            sys.exit(f"pg_ctl {' '.join(args)} failed: {r.stderr}")
+            port = s.getsockname()[1]
+        super().__init__(RUN, "server", ["listen_addresses = '127.0.0.1'", f"port = {port}",
+                                         "shared_preload_libraries = 'pg_snowflake'", "snowflake.machine_id = 7"])
+        self.start()
 
     def psql(self, sql, db="postgres"):
-        r = subprocess.run([f"{PG_BIN}/psql", "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-h", SCRATCH,
+        r = subprocess.run([f"{PG_BIN}/psql", "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-h", RUN,
                             "-p", str(self.port), "-U", "postgres", "-d", db], input=sql, text=True, capture_output=True,
                            env=dict(os.environ, PGOPTIONS="-c client_min_messages=warning"))
         if r.returncode:
@@ -109,9 +93,6 @@ class Server:
                     CLIENT_JDBC_URL=f"jdbc:postgresql://127.0.0.1:{self.port}/{name}?user=postgres",
                     CLIENT_CONNINFO=f"host=127.0.0.1 port={self.port} user=postgres dbname={name}")
 
-    def stop(self):
-        self.ctl("-m", "fast", "stop")
-        as_owner(["rm", "-rf", self.dir], check=True)
 
 
 # --- the README's recipes ----------------------------------------------------------------------
@@ -338,7 +319,7 @@ def main():
             tests = check_pitfalls(lines, server)
             report.append(f"pitfalls: {len(tests)} rows, each shown by its test ({', '.join(tests)})")
     finally:
-        server.stop()
+        server.remove()
     for f in failures:
         print(f)
     for r in report:
