@@ -1,3 +1,4 @@
+\set saved_echo :ECHO \set ECHO none
 -- error_of(query): the SQLSTATE, message and hint of the error the query raises ('none' if none).
 CREATE FUNCTION error_of(q text, OUT state text, OUT message text, OUT hint text)
 LANGUAGE plpgsql AS $$
@@ -9,3 +10,4 @@ EXCEPTION WHEN others THEN
 END $$;
 \pset format unaligned
 \pset footer off
+\set ECHO :saved_echo
