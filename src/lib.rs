@@ -23,12 +23,16 @@ pub extern "C-unwind" fn _PG_init() {
     lease_worker::register();
 }
 
-/// Used by `cargo pgrx test`: the test cluster preloads the library with a machine id set.
+/// Used by `cargo pgrx test`: the test cluster preloads the library with a machine id set, as
+/// the pg_regress tests' cluster does: one file says how (`pgrx-tests/regress/regress.conf`).
 #[cfg(test)]
 pub mod pg_test {
     pub fn setup(_options: Vec<&str>) {}
 
     pub fn postgresql_conf_options() -> Vec<&'static str> {
-        vec!["shared_preload_libraries = 'pg_snowflake'", "snowflake.machine_id = 7"]
+        include_str!("../pgrx-tests/regress/regress.conf")
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .collect()
     }
 }

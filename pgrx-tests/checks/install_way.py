@@ -48,9 +48,9 @@ def files():
             rel = os.path.relpath(d, ROOT)
             # Expected outputs echo what the scenarios ran; the snapshot is the extension's SQL.
             dirs[:] = [x for x in dirs if os.path.join(rel, x) not in
-                       ("pgrx-tests/expected", "pgrx-tests/checks/sql-snapshot", "pgrx-tests/checks/readme/clients/node_modules")]
+                       ("pgrx-tests/expected", "pgrx-tests/regress/expected", "pgrx-tests/checks/sql-snapshot", "pgrx-tests/checks/readme/clients/node_modules")]
             for n in sorted(names):
-                if os.path.join(rel, n) in ("pgrx-tests/checks/install_way.py", "pgrx-tests/checks/checks.sh"):
+                if os.path.join(rel, n) in ("pgrx-tests/checks/install_way.py", "pgrx-tests/checks/self_tests.sh"):
                     continue  # these name the statement: what it looks for, what its negative control plants
                 if n.endswith((".sh", ".sql", ".py", ".md", ".toml", ".mjs", ".js", ".java", ".rs")) or n == "run":
                     yield os.path.join(rel, n)

@@ -63,6 +63,48 @@ run_scenario() {
   return 1
 }
 
+# run_regress [NAME...]: the SQL tests of pgrx-tests/regress/sql (or only the NAMEs given), which
+# need no settings of their own, run by PostgreSQL's pg_regress (--use-existing) on one cluster
+# configured by regress/regress.conf, each in a database of its own; pg_regress compares its output
+# with regress/expected/NAME.out. Counts into $passed and $failed; with ACCEPT set, writes the
+# output as the new expected output first.
+run_regress() {
+  local conf=() files=() f name started out="$SCRATCH/regress.out" pg_regress
+  pg_regress="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress"
+  for f in "$TESTS_DIR"/regress/sql/*.sql; do
+    name=$(basename "$f" .sql)
+    if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then continue; fi
+    files+=("$f")
+  done
+  [ ${#files[@]} -gt 0 ] || return 0
+  mapfile -t conf < <(sed '/^#/d; /^$/d' "$TESTS_DIR/regress/regress.conf")
+  remove_all_clusters
+  init_cluster regress "${conf[@]}"
+  start_cluster regress
+  for f in "${files[@]}"; do
+    name=$(basename "$f" .sql)
+    started=$SECONDS
+    rm -rf "$out" && mkdir -p "$out" && chmod 755 "$out"
+    [ "$(id -u)" = 0 ] && chown postgres: "$out"
+    psql_on regress -c "CREATE DATABASE $name" >/dev/null
+    # From the tests' own directory, where psql resolves their \ir includes (they are read on stdin).
+    (cd "$TESTS_DIR/regress/sql" && as_pg_owner "$pg_regress" --use-existing --bindir="$PG_BIN" --host="$SCRATCH" \
+      --port="$(port_of regress)" --user=postgres --dbname="$name" --inputdir="$TESTS_DIR/regress" \
+      --outputdir="$out" "$name") >"$SCRATCH/regress-$name.log" 2>&1 || true
+    [ -z "$ACCEPT" ] || cp "$out/results/$name.out" "$TESTS_DIR/regress/expected/$name.out"
+    time_step "pg$PG_MAJOR regress $name" "$started"
+    if [ ! -s "$out/regression.diffs" ] && grep -qE "(^ok|\.\.\. ok|All [0-9]+ tests passed)" "$SCRATCH/regress-$name.log"; then
+      printf 'pg%s regress %-40s ok (%ss)\n' "$PG_MAJOR" "$name" "$((SECONDS - started))"
+      passed=$((passed + 1))
+    else
+      printf 'pg%s regress %-40s FAILED (%ss)\n' "$PG_MAJOR" "$name" "$((SECONDS - started))"
+      cat "$out/regression.diffs" 2>/dev/null || cat "$SCRATCH/regress-$name.log"
+      failed=$((failed + 1))
+    fi
+  done
+  stop_cluster regress
+}
+
 # scenarios_for MAJOR [NAME...]: the scenarios of scenarios/ (NAME.sql or NAME.sh) that run on
 # PostgreSQL MAJOR, or only the NAMEs given. A scenario that does not depend on the major (a real
 # HA engine's package, say) names the majors it runs on in a "# majors: 15 18" line.

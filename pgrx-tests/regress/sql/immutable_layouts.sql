@@ -1,11 +1,10 @@
--- conf: shared_preload_libraries = 'pg_snowflake'
--- conf: snowflake.machine_id = 7
 -- The IMMUTABLE readers take the layout as arguments (a preset, or epoch and widths) and so can
 -- serve where the STABLE ones cannot: an expression index, a generated column, a partition key.
 -- They agree with the server's own readers when given the server's layout; `server`, unknown
 -- presets and arguments out of range are refused with SQLSTATE, message and hint.
-\ir ../harness/sql/error_of.sql
-\ir ../harness/sql/create_extension.sql
+\ir ../../harness/sql/error_of.sql
+\ir ../../harness/sql/create_extension.sql
+\ir ../../harness/sql/regress_session.sql
 SELECT p.oid::regprocedure AS function, p.provolatile AS volatility, p.proisstrict AS strict, obj_description(p.oid, 'pg_proc') IS NOT NULL AS described
 FROM pg_proc p WHERE p.proname LIKE 'snowflake%' AND p.provolatile = 'i' ORDER BY p.oid::regprocedure::text;
 SELECT epoch, machine_bits, sequence_bits, time_unit_ms FROM snowflake_layout();

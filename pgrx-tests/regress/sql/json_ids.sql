@@ -1,10 +1,9 @@
--- conf: shared_preload_libraries = 'pg_snowflake'
--- conf: snowflake.machine_id = 7
 -- Ids in JSON: snowflake_to_jsonb() carries the id as a decimal string, which round-trips exactly;
 -- as a JSON number it would be read as a double (JavaScript, and many parsers) and ids above 2^53
 -- lose their last digits. The README's recipes (id::text in json_build_object) are run here too.
-\ir ../harness/sql/error_of.sql
-\ir ../harness/sql/create_extension.sql
+\ir ../../harness/sql/error_of.sql
+\ir ../../harness/sql/create_extension.sql
+\ir ../../harness/sql/regress_session.sql
 SELECT snowflake_to_jsonb(snowflake_compose('2025-06-01 12:34:56.789+00', 7, 0)) AS json;
 SELECT jsonb_typeof(j->'id') AS id, jsonb_typeof(j->'ts') AS ts, jsonb_typeof(j->'machine_id') AS machine_id, jsonb_typeof(j->'sequence') AS sequence
 FROM snowflake_to_jsonb(snowflake_nextval()) j;

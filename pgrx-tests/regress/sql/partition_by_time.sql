@@ -1,10 +1,9 @@
--- conf: shared_preload_libraries = 'pg_snowflake'
--- conf: snowflake.machine_id = 7
 -- A table partitioned BY RANGE (id), its monthly partitions made from snowflake_partition_bounds():
 -- every row lands in the partition of its month, literal bounds prune at plan time, and
 -- `id >= snowflake_from_timestamp(now() - ...)` prunes at executor start (runtime pruning).
-\ir ../harness/sql/error_of.sql
-\ir ../harness/sql/create_extension.sql
+\ir ../../harness/sql/error_of.sql
+\ir ../../harness/sql/create_extension.sql
+\ir ../../harness/sql/regress_session.sql
 SELECT * FROM snowflake_partition_bounds('2025-01-01+00', '2025-07-01+00', '1 month');
 CREATE TABLE events (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), body text) PARTITION BY RANGE (id);
 DO $$

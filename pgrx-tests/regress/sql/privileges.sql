@@ -1,11 +1,10 @@
 \pset format unaligned
 \pset footer off
--- conf: shared_preload_libraries = 'pg_snowflake'
--- conf: snowflake.machine_id = 7
 -- Least privilege by default: what PUBLIC may execute, and the documented way to give an
 -- application role snowflake_nextval() only. Roles are taken with SET ROLE (they cannot log in).
-\ir ../harness/sql/error_of.sql
-\ir ../harness/sql/create_extension.sql
+\ir ../../harness/sql/error_of.sql
+\ir ../../harness/sql/create_extension.sql
+\ir ../../harness/sql/regress_session.sql
 CREATE EXTENSION dblink;
 CREATE ROLE app;
 CREATE ROLE nobody;
