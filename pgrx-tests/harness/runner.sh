@@ -138,7 +138,7 @@ scenario_majors() {
 # run_scenarios FILE...: runs these scenarios, counting into $passed and $failed, in lanes of
 # their own (each lane a scratch dir of its own: its clusters, sockets and logs; their lines
 # printed lane by lane when all are done). $SCENARIO_LANES lanes (default 3) take the next
-# scenario from one queue as each finishes; but those marked "# one at a time" (a real HA engine,
+# scenario from one queue as each finishes (those marked "# long" at its head); but those marked "# one at a time" (a real HA engine,
 # whose timeouts the others' load must not stretch) run in lane 0 only, one after the other, before
 # it joins the queue; and those marked "# alone" (they time faults) run after all the lanes, one
 # after the other, with nothing beside them. SCENARIO_LANES=1 runs them all one after the other.
@@ -149,7 +149,9 @@ run_scenarios() {
     elif grep -qE '^(#|--) one at a time' "$f"; then serial+=("$f")
     else shared+=("$f"); fi
   done
-  printf '%s\n' "${shared[@]}" >"$queue"
+  # Those marked "# long" (half a minute or more) first, so that none starts last.
+  { for f in "${shared[@]}"; do grep -qE '^(#|--) long' "$f" && echo "$f"; done
+    for f in "${shared[@]}"; do grep -qE '^(#|--) long' "$f" || echo "$f"; done; } >"$queue"
   echo 0 >"$queue.next"
   for ((i = 0; i < lanes; i++)); do
     lane="$SCRATCH/lane$i"

@@ -1,4 +1,5 @@
 # majors: 15
+# long: half a minute or more, queued first
 # The manual's section "From your application" (docs/application.md), executed (pgrx-tests/checks/readme/clients.py): every
 # recipe as the page prints it, run by its real client against a server with the extension, and
 # the pitfalls table shown by tests. The clients do not depend on the major: they run on 15 only.

@@ -1,4 +1,5 @@
 # majors: 14 15 18 (no WAL lease on 14; 15 to 18 run the same WAL code, on its first and last major here)
+# long: half a minute or more, queued first
 # Failover never re-issues an id: a streaming standby made with pg_basebackup -R (so it carries
 # the primary's machine id), load from four connections on the primary, the standby caught up, the
 # primary stopped (-m immediate, then -m fast), the standby's clock set 3 s behind (the test

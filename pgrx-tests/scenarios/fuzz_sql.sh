@@ -1,3 +1,4 @@
+# long: half a minute or more, queued first
 # Hostile input at the SQL boundary, fuzzed with a fixed seed (pgrx-tests/scenarios/fuzz_sql.py): random
 # bigints (negative, 0, the extremes, every power of two) through every decode, extractor and
 # preset and through the public ids; random strings (empty, 10 kB, bytes that are not UTF-8,

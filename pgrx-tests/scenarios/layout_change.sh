@@ -1,4 +1,5 @@
 # majors: 15 18
+# long: half a minute or more, queued first
 # A refused change of layout stays refused, whatever happens before it is accepted (issue 31: with
 # 10 ms ticks added, a clean stop once stamped the mark with the new layout, and the next start
 # issued ids ten times smaller, unasked). For each field in turn (epoch, machine_bits,

@@ -1,4 +1,5 @@
 # majors: 15
+# long: half a minute or more, queued first
 # The manual as a site: MkDocs (PyPI; pinned in pgrx-tests/checks/readme/docs-requirements.txt, installed
 # idempotently into a venv under $(pg_cache_dir)/docs) builds README.md and docs/*.md (mkdocs.yml)
 # into target/site/ in strict mode, where a broken link or anchor fails the build. Then:

@@ -1,3 +1,4 @@
+# long: half a minute or more, queued first
 # Four servers, each with its own machine id, insert into their own table keyed by
 # DEFAULT snowflake_nextval() at the same time (pgbench, 2 clients each, 4 seconds); every id is
 # then gathered into one table with a unique index: no duplicate, each id's machine field is the

@@ -1,4 +1,5 @@
 # majors: 14 15 18 (no WAL lease on 14; 15 to 18 run the same WAL code, on its first and last major here)
+# long: half a minute or more, queued first
 # A restored base backup with archived WAL (point-in-time recovery to the end of the archive)
 # starts above the last mark it replayed: a base backup, load from four connections, the WAL
 # archived, the primary gone (-m immediate), the backup restored with restore_command and its

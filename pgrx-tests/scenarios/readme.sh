@@ -1,4 +1,5 @@
 # majors: 15
+# long: half a minute or more, queued first
 # The README and the manual's pages (docs/*.md), executed (pgrx-tests/checks/readme/check.py): their SQL
 # examples and their output, every row of the Errors table (the triggers of
 # pgrx-tests/checks/readme/errors.toml), the Settings table against pg_settings, the SQL reference against

@@ -1,4 +1,5 @@
 # majors: 15 18 (14 logs no lease in the WAL; 15 to 18 run the same WAL code, on its first and last major here)
+# long: half a minute or more, queued first
 # pg_rewind without an HA engine (what Patroni does in the patroni scenario, by hand): a primary p
 # (machine id 7) and its streaming standby s made with pg_basebackup -R; load from four
 # connections on p; p crashes (-m immediate); s is promoted with its clock 3 s behind and issues

@@ -1,4 +1,5 @@
 # majors: 14 15 18 (no WAL lease on 14; 15 to 18 run the same WAL code, on its first and last major here)
+# long: half a minute or more, queued first
 # Synchronous replication with snowflake.lease_sync = on: a new lease is used only once the
 # synchronous standby has its WAL record. The standby is cut off (primary_conninfo emptied) while
 # the primary goes on committing with synchronous_commit = local, so the standby loses the
