@@ -3,8 +3,9 @@
 # A restored base backup with archived WAL (point-in-time recovery to the end of the archive)
 # starts above the last mark it replayed: a base backup, load from four connections, the WAL
 # archived, the primary gone (-m immediate), the backup restored with restore_command and its
-# clock 3 s behind. Every id it then issues lies above every id the old primary issued (the
-# backup's own mark file is older than the load). Negative control: without the lease's WAL record
+# clock 10 s behind (more than the restore takes even on a loaded machine, so that without the
+# lease in the WAL its clock is still below the old primary's last ids). Every id it then issues
+# lies above every id the old primary issued (the backup's own mark file is older than the load). Negative control: without the lease's WAL record
 # (snowflake.fault_skip_lease_wal, test builds only) the restored server re-issues ids.
 export PGOPTIONS="-c client_min_messages=error"
 echo 'INSERT INTO ids(conn) VALUES (:client_id);' >"$SCRATCH/insert.sql"
@@ -35,7 +36,7 @@ pitr() {
   as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/$p" -m immediate -w stop >/dev/null
   as_pg_owner cp -a "$SCRATCH/backup_$name" "$SCRATCH/$r"
   printf '%s\n' "port = $(next_port)" "archive_mode = off" "restore_command = 'cp $archive/%f %p'" \
-    "snowflake.fault_clock_offset = '-3s'" | as_pg_owner tee -a "$SCRATCH/$r/postgresql.conf" >/dev/null
+    "snowflake.fault_clock_offset = '-10s'" | as_pg_owner tee -a "$SCRATCH/$r/postgresql.conf" >/dev/null
   as_pg_owner touch "$SCRATCH/$r/recovery.signal"
   start_cluster "$r"
   wait_ready "$r"
