@@ -28,7 +28,8 @@
 #      (pgrx-tests/bench/bench.sh --quick), which proves it still runs and that its ids hold the
 #      layout's ceiling; no speed figure can fail it.
 # Steps 1 and 3's builds run ahead in the background (niced): a major's scenarios start when its
-# build is done, while the next major builds; 15 first. At the end, a table of where the time went.
+# fault_injection build is installed, while the next major builds; 15 first, its scenarios before
+# its step 1's `cargo pgrx test`. At the end, a table of where the time went.
 #
 # Usage: bash pgrx-tests/test.sh [--quick] [--pg 14,15|all] [--packages 15|none] [--scenarios] [--accept] [--no-bench] [SCENARIO...]
 #   --quick          the inner loop: the checks, PostgreSQL 15's clippy and in-database tests, and
@@ -149,50 +150,65 @@ units=()
 checks=skipped
 self_tests=skipped
 
-# The builds run ahead, in the background (niced below the tests), one major after the other:
-# step 1 of each major and the fault_injection build its scenarios use, then step 3's packages; the
-# scenarios of a major start as soon as its build is done, while the next one builds. The longest
-# major (15: the HA engines, the README, the clients) first. Each build's output goes to
-# $SCRATCH/builds/N.log, printed when its scenarios start; its exit status to N.rc; the steps that
+# The builds run ahead, in the background (niced below the tests), one after the other, so that
+# a major's scenarios start as soon as its fault_injection build is installed, while the next
+# major builds. The longest major (15: the HA engines, the README, the clients) first, and its
+# scenarios before its step 1: its fault_injection build, then its clippy, then the other majors
+# (step 1, then the fault_injection build), step 3's packages, and last its `cargo pgrx test`,
+# once its scenarios are done (that installs the in-database tests' build in their place). Each
+# build's output goes to $SCRATCH/builds/N.log (printed when its scenarios start; the first
+# major's step 1 to N.step1.log, printed at the end), its exit status to N.rc, the steps that
 # failed (clippy-pgN, pgN) to N.failed.
 BUILD_ORDER=
 [[ " $VERSIONS " == *" 15 "* ]] && BUILD_ORDER=15
 for v in $VERSIONS; do [ "$v" = 15 ] || BUILD_ORDER="$BUILD_ORDER $v"; done
 BUILD_ORDER=${BUILD_ORDER# }
+FIRST=${BUILD_ORDER%% *}
+STEP1=
+[ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ] && STEP1=1
 
-# build_major N: step 1 on PostgreSQL N (clippy on $CLIPPY_MAJORS, `cargo pgrx test`), then the
-# fault_injection build installed into it for the scenarios.
-build_major() {
-  local v=$1 t
+# step1 N clippy|test...: step 1 on PostgreSQL N: clippy (on $CLIPPY_MAJORS), `cargo pgrx test`.
+step1() {
+  local v=$1 part t
+  shift
   use_pg "$v"
-  : >"$SCRATCH/$v.failed"
-  if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
-    if [[ " $CLIPPY_MAJORS " == *" $v "* ]]; then
-      say "PostgreSQL $v: clippy -D warnings"
-      t=$SECONDS
-      (cd "$PROJECT_DIR" && cargo clippy -q --workspace --all-targets --no-default-features --features "pg$v pg_test" -- -D warnings) \
-        || echo "clippy-pg$v" >>"$SCRATCH/$v.failed"
-      time_step "pg$v clippy" "$t"
-    fi
-    t=$SECONDS
-    say "PostgreSQL $v: in-database tests (cargo pgrx test pg$v), as the README's quick start gives it"
-    # The README's commands, run as written (for another major with its number in place of 15):
-    # its first line as a normal user; as root (initdb refuses root) the other two, which run the
-    # test cluster as `postgres` in a directory it owns (a leftover of an earlier run removed first).
-    mapfile -t pgrx_test < <(readme_pgrx_test "$v")
-    [ ${#pgrx_test[@]} -eq 3 ] || die "README.md: no block of three commands under <!-- test: cargo pgrx test ... -->"
-    if [ "$(id -u)" = 0 ]; then
-      rm -rf "/tmp/pg_snowflake-pgrx-test-$v"
-      (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[1]}" && bash -ec "${pgrx_test[1]}" && echo "+ ${pgrx_test[2]}" && bash -ec "${pgrx_test[2]}") \
-        || echo "pg$v" >>"$SCRATCH/$v.failed"
-    else
-      (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[0]}" && bash -ec "${pgrx_test[0]}") || echo "pg$v" >>"$SCRATCH/$v.failed"
-    fi
-    time_step "pg$v pgrx_test" "$t"
-  fi
-  t=$SECONDS
+  for part; do
+    case $part in
+      clippy)
+        [[ " $CLIPPY_MAJORS " == *" $v "* ]] || continue
+        say "PostgreSQL $v: clippy -D warnings"
+        t=$SECONDS
+        (cd "$PROJECT_DIR" && cargo clippy -q --workspace --all-targets --no-default-features --features "pg$v pg_test" -- -D warnings) \
+          || echo "clippy-pg$v" >>"$SCRATCH/$v.failed"
+        time_step "pg$v clippy" "$t"
+        ;;
+      test)
+        t=$SECONDS
+        say "PostgreSQL $v: in-database tests (cargo pgrx test pg$v), as the README's quick start gives it"
+        # The README's commands, run as written (for another major with its number in place of 15):
+        # its first line as a normal user; as root (initdb refuses root) the other two, which run the
+        # test cluster as `postgres` in a directory it owns (a leftover of an earlier run removed first).
+        mapfile -t pgrx_test < <(readme_pgrx_test "$v")
+        [ ${#pgrx_test[@]} -eq 3 ] || die "README.md: no block of three commands under <!-- test: cargo pgrx test ... -->"
+        if [ "$(id -u)" = 0 ]; then
+          rm -rf "/tmp/pg_snowflake-pgrx-test-$v"
+          (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[1]}" && bash -ec "${pgrx_test[1]}" && echo "+ ${pgrx_test[2]}" && bash -ec "${pgrx_test[2]}") \
+            || echo "pg$v" >>"$SCRATCH/$v.failed"
+        else
+          (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[0]}" && bash -ec "${pgrx_test[0]}") || echo "pg$v" >>"$SCRATCH/$v.failed"
+        fi
+        time_step "pg$v pgrx_test" "$t"
+        ;;
+    esac
+  done
+}
+
+# fault_build N: the fault_injection build installed into PostgreSQL N, for its scenarios.
+fault_build() {
+  local t=$SECONDS
+  use_pg "$1"
   install_extension fault_injection
-  time_step "pg$v build (fault_injection)" "$t"
+  time_step "pg$1 build (fault_injection)" "$t"
 }
 
 # wait_build NAME: until the background build NAME (a major, or package-N) is done; prints its
@@ -222,11 +238,19 @@ mkdir -p "$BUILDS"
   renice -n 10 -p "$BASHPID" >/dev/null
   SCRATCH=$BUILDS
   for v in $BUILD_ORDER; do
+    : >"$BUILDS/$v.failed"
     rc=0
-    (build_major "$v") >"$BUILDS/$v.log" 2>&1 || rc=$?
-    echo "$rc" >"$BUILDS/$v.rc"
+    if [ "$v" = "$FIRST" ]; then
+      (fault_build "$v") >"$BUILDS/$v.log" 2>&1 || rc=$?
+      echo "$rc" >"$BUILDS/$v.rc"
+      [ -z "$STEP1" ] || (step1 "$v" clippy) >"$BUILDS/$v.step1.log" 2>&1
+    else
+      [ -z "$STEP1" ] || (step1 "$v" clippy test) >"$BUILDS/$v.log" 2>&1
+      (fault_build "$v") >>"$BUILDS/$v.log" 2>&1 || rc=$?
+      echo "$rc" >"$BUILDS/$v.rc"
+    fi
   done
-  # Step 3's packages (their release builds and the manual's site), the output in package-N.log.
+  # Step 3's packages (their release builds and the manual's site), the output in package-N.out.
   for p in $PACKAGES; do
     rc=0
     t=$SECONDS
@@ -235,6 +259,11 @@ mkdir -p "$BUILDS"
     [ "$rc" = 0 ] && time_step "pg$p build (package)" "$t"
     echo "$rc" >"$BUILDS/package-$p.rc"
   done
+  # The first major's in-database tests, once its scenarios are done.
+  if [ -n "$STEP1" ] && [ -n "$FIRST" ]; then
+    while [ ! -f "$BUILDS/$FIRST.scenarios-done" ]; do kill -0 $$ 2>/dev/null || exit 0; sleep 1; done
+    (step1 "$FIRST" test) >>"$BUILDS/$FIRST.step1.log" 2>&1
+  fi
 ) &
 builder=$!
 trap 'kill_tree "$builder"; cleanup' EXIT
@@ -256,12 +285,9 @@ for v in $BUILD_ORDER; do
   if ! wait_build "$v"; then
     echo "pg$v build FAILED"
     failed=$((failed + 1))
-    [ ! -f "$BUILDS/$v.failed" ] || mapfile -t units <"$BUILDS/$v.failed"
-    failed_units+=("${units[@]}")
+    touch "$BUILDS/$v.scenarios-done"
     continue
   fi
-  mapfile -t units <"$BUILDS/$v.failed"
-  failed_units+=("${units[@]}")
   say "PostgreSQL $v: cluster scenarios (pgrx-tests/scenarios)"
   rm -f "$SCRATCH"/*.log
   if [ -n "$QUICK" ] && [ ${#ONLY[@]} -eq 0 ]; then
@@ -276,6 +302,7 @@ for v in $BUILD_ORDER; do
   if [ -z "$QUICK" ] && [[ " $DEFAULT_MAJORS " == *" $v "* ]]; then
     run_regress "${ONLY[@]}"
   fi
+  touch "$BUILDS/$v.scenarios-done"
 done
 
 # Step 2, last: pg_upgrade from the major before the last tested to the last, both tested (so both
@@ -312,6 +339,14 @@ for p in $PACKAGES; do
     if run_scenario "$file"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   done
   unset PG_CONFIG_OVERRIDE
+done
+
+# Every background build done (the first major's in-database tests last): its step 1's output, and
+# what failed in step 1 on any major.
+wait "$builder" || true
+[ ! -f "$BUILDS/$FIRST.step1.log" ] || cat "$BUILDS/$FIRST.step1.log"
+for v in $BUILD_ORDER; do
+  [ ! -s "$BUILDS/$v.failed" ] || { mapfile -t units <"$BUILDS/$v.failed"; failed_units+=("${units[@]}"); }
 done
 
 bench=skipped
