@@ -27,9 +27,9 @@
 #   4. once, on the package's major (its release build): the benchmark in quick mode
 #      (pgrx-tests/bench/bench.sh --quick), which proves it still runs and that its ids hold the
 #      layout's ceiling; no speed figure can fail it.
-# Steps 1 and 3's builds run ahead in the background (niced): a major's scenarios start when its
-# fault_injection build is installed, while the next major builds; 15 first, its scenarios before
-# its step 1's `cargo pgrx test`. At the end, a table of where the time went.
+# The checks and steps 1 and 3's builds run ahead in the background (nice 19): a major's scenarios
+# start when its fault_injection build is installed, while the next major builds; 15 first, its
+# scenarios before the checks' verdict and its step 1. At the end, a table of where the time went.
 #
 # Usage: bash pgrx-tests/test.sh [--quick] [--pg 14,15|all] [--packages 15|none] [--scenarios] [--accept] [--no-bench] [SCENARIO...]
 #   --quick          the inner loop: the checks, PostgreSQL 15's clippy and in-database tests, and
@@ -150,10 +150,12 @@ units=()
 checks=skipped
 self_tests=skipped
 
-# The builds run ahead, in the background (niced below the tests), one after the other, so that
+# The builds and the checks run ahead, in the background (at nice 19: on what the tests leave
+# idle), one after the other, so that
 # a major's scenarios start as soon as its fault_injection build is installed, while the next
 # major builds. The longest major (15: the HA engines, the README, the clients) first, and its
-# scenarios before its step 1: its fault_injection build, then its clippy, then the other majors
+# scenarios before its step 1: its fault_injection build, then the checks (printed at the end), then
+# its clippy, then the other majors
 # (step 1, then the fault_injection build), step 3's packages, and last its `cargo pgrx test`,
 # once its scenarios are done (that installs the in-database tests' build in their place). Each
 # build's output goes to $SCRATCH/builds/N.log (printed when its scenarios start; the first
@@ -203,6 +205,20 @@ step1() {
   done
 }
 
+# run_checks: the checks that need no PostgreSQL, then the checkers' own tests (planted faults):
+# those once in a full run, in --quick only when a checker or the runner changed since the last
+# commit. Their verdicts go to $BUILDS/checks.rc and self_tests.rc.
+run_checks() {
+  local t=$SECONDS
+  if bash "$PROJECT_DIR/pgrx-tests/checks/checks.sh"; then echo ok; else echo FAILED; fi >"$BUILDS/checks.rc"
+  time_step "checks (checks.sh)" "$t"
+  if [ -z "$QUICK" ] || ! (cd "$PROJECT_DIR" && git diff --quiet HEAD -- pgrx-tests/checks pgrx-tests/harness/runner.sh 2>/dev/null); then
+    t=$SECONDS
+    if bash "$PROJECT_DIR/pgrx-tests/checks/self_tests.sh"; then echo ok; else echo FAILED; fi >"$BUILDS/self_tests.rc"
+    time_step "self-tests (self_tests.sh)" "$t"
+  fi
+}
+
 # fault_build N: the fault_injection build installed into PostgreSQL N, for its scenarios.
 fault_build() {
   local t=$SECONDS
@@ -235,7 +251,7 @@ kill_tree() {
 BUILDS="$SCRATCH/builds"
 mkdir -p "$BUILDS"
 (
-  renice -n 10 -p "$BASHPID" >/dev/null
+  renice -n 19 -p "$BASHPID" >/dev/null
   SCRATCH=$BUILDS
   for v in $BUILD_ORDER; do
     : >"$BUILDS/$v.failed"
@@ -243,6 +259,7 @@ mkdir -p "$BUILDS"
     if [ "$v" = "$FIRST" ]; then
       (fault_build "$v") >"$BUILDS/$v.log" 2>&1 || rc=$?
       echo "$rc" >"$BUILDS/$v.rc"
+      [ -z "$STEP1" ] || run_checks >"$BUILDS/checks.log" 2>&1
       [ -z "$STEP1" ] || (step1 "$v" clippy) >"$BUILDS/$v.step1.log" 2>&1
     else
       [ -z "$STEP1" ] || (step1 "$v" clippy test) >"$BUILDS/$v.log" 2>&1
@@ -268,18 +285,6 @@ mkdir -p "$BUILDS"
 builder=$!
 trap 'kill_tree "$builder"; cleanup' EXIT
 
-if [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; then
-  t=$SECONDS
-  if bash "$PROJECT_DIR/pgrx-tests/checks/checks.sh"; then checks=ok; else checks=FAILED; fi
-  time_step "checks (checks.sh)" "$t"
-  # The checkers' own tests (planted faults): once in a full run; in --quick only when a checker
-  # or the runner changed since the last commit.
-  if [ -z "$QUICK" ] || ! (cd "$PROJECT_DIR" && git diff --quiet HEAD -- pgrx-tests/checks pgrx-tests/harness/runner.sh 2>/dev/null); then
-    t=$SECONDS
-    if bash "$PROJECT_DIR/pgrx-tests/checks/self_tests.sh"; then self_tests=ok; else self_tests=FAILED; fi
-    time_step "self-tests (self_tests.sh)" "$t"
-  fi
-fi
 for v in $BUILD_ORDER; do
   use_pg "$v"
   if ! wait_build "$v"; then
@@ -344,6 +349,9 @@ done
 # Every background build done (the first major's in-database tests last): its step 1's output, and
 # what failed in step 1 on any major.
 wait "$builder" || true
+[ ! -f "$BUILDS/checks.log" ] || cat "$BUILDS/checks.log"
+[ ! -f "$BUILDS/checks.rc" ] || checks=$(cat "$BUILDS/checks.rc")
+[ ! -f "$BUILDS/self_tests.rc" ] || self_tests=$(cat "$BUILDS/self_tests.rc")
 [ ! -f "$BUILDS/$FIRST.step1.log" ] || cat "$BUILDS/$FIRST.step1.log"
 for v in $BUILD_ORDER; do
   [ ! -s "$BUILDS/$v.failed" ] || { mapfile -t units <"$BUILDS/$v.failed"; failed_units+=("${units[@]}"); }

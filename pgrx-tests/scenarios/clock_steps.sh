@@ -17,7 +17,7 @@ step() {
   psql_on main -At -F ' | ' <<SQL
 SET snowflake.fault_clock_offset = '$2';
 SELECT 'step $1, clock $2' AS step, state,
-       regexp_replace(message, '\d+ ms behind', 'N ms behind') AS message
+       regexp_replace(regexp_replace(message, '\d+ ms behind', 'N ms behind'), 'waited \d+ ms', 'waited N ms') AS message
 FROM error_of('INSERT INTO ids SELECT snowflake_nextval(), $1 FROM generate_series(1, 5000)');
 SELECT 'step $1 ids above all before: ' || coalesce((SELECT min(id) FROM ids WHERE step = $1) > (SELECT max(id) FROM ids WHERE step < $1), true);
 SQL

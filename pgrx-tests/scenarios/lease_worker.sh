@@ -1,4 +1,5 @@
 # majors: all (what it tests differs by major: the WAL, shared memory, the generated SQL)
+# alone: whether the worker renews the lease before a backend needs it depends on the machine being otherwise quiet
 # The lease worker comes back: terminated with pg_terminate_backend(), it is running again within
 # its restart interval (1 s), and under load afterwards backends still rarely wait for the mark. It
 # reloads its settings on SIGHUP: after the clock is moved an hour by ALTER SYSTEM and a reload,
