@@ -209,12 +209,14 @@ step1() {
 # those once in a full run, in --quick only when a checker or the runner changed since the last
 # commit. Their verdicts go to $BUILDS/checks.rc and self_tests.rc.
 run_checks() {
-  local t=$SECONDS
-  if bash "$PROJECT_DIR/pgrx-tests/checks/checks.sh"; then echo ok; else echo FAILED; fi >"$BUILDS/checks.rc"
+  local t=$SECONDS verdict
+  if bash "$PROJECT_DIR/pgrx-tests/checks/checks.sh"; then verdict=ok; else verdict=FAILED; fi
+  echo "$verdict" >"$BUILDS/checks.rc"
   time_step "checks (checks.sh)" "$t"
   if [ -z "$QUICK" ] || ! (cd "$PROJECT_DIR" && git diff --quiet HEAD -- pgrx-tests/checks pgrx-tests/harness/runner.sh 2>/dev/null); then
     t=$SECONDS
-    if bash "$PROJECT_DIR/pgrx-tests/checks/self_tests.sh"; then echo ok; else echo FAILED; fi >"$BUILDS/self_tests.rc"
+    if bash "$PROJECT_DIR/pgrx-tests/checks/self_tests.sh"; then verdict=ok; else verdict=FAILED; fi
+    echo "$verdict" >"$BUILDS/self_tests.rc"
     time_step "self-tests (self_tests.sh)" "$t"
   fi
 }
