@@ -31,15 +31,22 @@ mark_ms_of() {
   sed -n 's/^ *"mark_unix_ms": \([0-9]*\),$/\1/p' "$SCRATCH/$1/pg_snowflake.mark"
 }
 
-# ids_after_failover NAME: on the cluster NAME, just promoted or restored, inserts 2,000 ids into its
-# table `after` until that works (at most 30 tries, 45 s), each call either issuing or failing with
-# the clock error while the clock is behind the replayed mark (any other error ends the scenario).
-# Prints "yes" or "no" (ids issued), then the number of calls refused.
+# id_ms ID: the milliseconds since 1970 of an id of the default layout (41|10|12 from 2025-01-01).
+id_ms() { echo $(( ($1 >> 22) + 1735689600000 )); }
+
+# ids_after_failover NAME [CLOCK_MS]: on the cluster NAME, just promoted or restored, inserts 2,000
+# ids into its table `after` until that works (at most 30 tries, 45 s), each call either issuing or
+# failing with the clock error while the clock is behind the replayed mark (any other error ends
+# the scenario). With CLOCK_MS (milliseconds since 1970), the inserting sessions' clock starts
+# there when the first try is made, and runs on from it (snowflake.fault_clock_offset, the test
+# builds'), however long the failover took. Prints "yes" or "no" (ids issued), then the number of
+# calls refused.
 ids_after_failover() {
-  local refused=0 _
+  local refused=0 clock=() _
+  [ -z "${2:-}" ] || clock=(-c "SET snowflake.fault_clock_offset = $(($2 - $(date +%s%3N)))")
   psql_on "$1" -c "CREATE TABLE after (id bigint NOT NULL)"
   for _ in $(seq 1 30); do
-    if psql_on "$1" -c "INSERT INTO after SELECT snowflake_nextval() FROM generate_series(1, 2000)" 2>"$SCRATCH/err_$1"; then
+    if psql_on "$1" "${clock[@]}" -c "INSERT INTO after SELECT snowflake_nextval() FROM generate_series(1, 2000)" 2>"$SCRATCH/err_$1"; then
       echo "yes $refused"
       return 0
     fi

@@ -55,7 +55,6 @@ echo "s: calls refused while its clock was behind: ${result#* }" >>"$REPORT"
 psql_on s -At -c "SELECT 's: its ids above every id p issued: ' || (min(id) > $p_max) FROM after"
 s_max=$(psql_on s -At -c "SELECT max(id) FROM after")
 # (The id's time, in ms since 1970, as the mark file counts it: the default layout, from 2025.)
-id_ms() { echo $(( ($1 >> 22) + 1735689600000 )); }
 
 mark_before=$(mark_ms_of p)
 echo "p's mark before pg_rewind, its own last lease: above every id p issued: $([ "$mark_before" -ge "$(id_ms "$p_max")" ] && echo true || echo false); above s's ids: $([ "$mark_before" -ge "$(id_ms "$s_max")" ] && echo true || echo false)"
