@@ -53,13 +53,15 @@ fault_case() {
     psql_on faults -c "ALTER SYSTEM SET snowflake.lease_sync = on" -c "ALTER SYSTEM SET synchronous_standby_names = 'nosuch'" \
       -c "SELECT pg_reload_conf()" >/dev/null
   fi
-  [ "$fault" = stop ] && hold=1500
+  # Stopped, the writer must still be in its pause when SIGSTOP comes (finding its pid and a
+  # second session's error take a second or two on a loaded machine), and past it when continued.
+  [ "$fault" = stop ] && hold=4000
   lease_spent faults
   : >"$SCRATCH/writer.out"
   psql_on faults -At -c "SET snowflake.fault_hold_at = '$step'" -c "SET snowflake.fault_hold_ms = $hold" \
     -c "SELECT pg_backend_pid()" -c "SELECT snowflake_nextval()" >"$SCRATCH/writer.out" 2>"$SCRATCH/writer.err" &
   local writer_psql=$!
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 250); do
     wpid=$(head -n 1 "$SCRATCH/writer.out")
     [ -n "$wpid" ] && break
     sleep 0.02
