@@ -225,7 +225,7 @@ load_stop() {
 failover() {
   local scope=$1 started
   load_start "$scope" failover
-  wait_for 30 "1,000 ids on a" count_on "$port_a" 1 1000
+  wait_for 60 "1,000 ids on a" count_on "$port_a" 1 1000
   sleep 2
   kill_node "$scope" a
   started=$(date +%s)
@@ -234,7 +234,7 @@ failover() {
   echo "$scope: a killed (its Patroni and its postmaster, SIGKILL); Patroni promoted b"
   # Until b issued 1,000 ids above every id of a that it has (with the lease's record switched
   # off, its clock runs through a's last ids meanwhile).
-  wait_for 60 "1,000 ids on b above a's" above_on "$port_b" 2 1000
+  wait_for 120 "1,000 ids on b above a's" above_on "$port_b" 2 1000
   load_stop "$scope" failover
 }
 
@@ -304,12 +304,12 @@ write_config main a "$port_a" "$rest_a" "snowflake.fault_clock_offset=-15s"
 as_pg_owner env PATRONICTL_CONFIG_FILE="$SCRATCH/main_a.yml" patronictl reload main a --force >"$SCRATCH/reload.log" 2>&1 || { cat "$SCRATCH/reload.log"; exit 1; }
 wait_for 30 "a's clock offset" setting_is "$port_a" snowflake.fault_clock_offset -15000
 load_start main switchover
-wait_for 30 "1,000 more ids on b" count_on "$port_b" 2 2000
+wait_for 60 "1,000 more ids on b" count_on "$port_b" 2 2000
 as_pg_owner env PATRONICTL_CONFIG_FILE="$SCRATCH/main_a.yml" patronictl switchover main --leader b --candidate a --force \
   >"$SCRATCH/switchover.log" 2>&1 || { cat "$SCRATCH/switchover.log"; exit 1; }
 wait_for 60 "a to lead" is_leader "$rest_a"
 echo "main: patronictl switchover made a the leader again"
-wait_for 60 "1,000 ids on a after the switchover" count_on "$port_a" 3 1000
+wait_for 120 "1,000 ids on a after the switchover" count_on "$port_a" 3 1000
 load_stop main switchover
 sed -n 's/^switchover clock_refusals /main: calls refused while the clock of a was behind after the switchover: /p' "$SCRATCH/main.ids.counts" >>"$REPORT"
 load_start main after
