@@ -13,8 +13,8 @@
 #      root's with --runas postgres);
 #   2. the cluster scenarios of pgrx-tests/scenarios that run on it (a "# majors:" line: a list, or
 #      all for those whose subject differs by major; without one, 15 and 18), each on clusters of
-#      its own, its output compared with pgrx-tests/expected/NAME.out; three at a time, in lanes of
-#      their own (harness/runner.sh: "# one at a time" for an HA engine, "# alone" for timed faults);
+#      its own, its output compared with pgrx-tests/expected/NAME.out; two at a time, in lanes of
+#      their own (harness/runner.sh: "# alone" for HA engines and timed faults);
 #      and on 15 and 18, the SQL tests of pgrx-tests/regress/sql, which need no settings of their
 #      own, by PostgreSQL's pg_regress against one cluster (regress/regress.conf);
 #      Then, when the last version tested and the one before it are both tested (17 and 18 in a full

@@ -138,18 +138,14 @@ scenario_majors() {
 
 # run_scenarios FILE...: runs these scenarios, counting into $passed and $failed, in lanes of
 # their own (each lane a scratch dir of its own: its clusters, sockets and logs; their lines
-# printed lane by lane when all are done). $SCENARIO_LANES lanes (default 3) take the next
-# scenario from one queue as each finishes (those marked "# long" at its head); but those marked
-# "# one at a time" (a real HA engine, whose timeouts the others' load must not stretch) run in
-# lane 0 only, one after the other, before it joins the queue; and those marked "# alone" (timed
-# faults, a worker's timeliness) run after all the lanes, one after the other, with nothing beside
-# them. SCENARIO_LANES=1 runs them all one after the other.
+# printed lane by lane when all are done). $SCENARIO_LANES lanes (default 2) take the next
+# scenario from one queue as each finishes (those marked "# long" at its head); those marked
+# "# alone" (real HA engines, timed faults, a worker's timeliness) run after all the lanes, one
+# after the other, with nothing beside them. SCENARIO_LANES=1 runs them all one after the other.
 run_scenarios() {
-  local lanes=${SCENARIO_LANES:-3} alone=() serial=() shared=() f i lane pids=() queue="$SCRATCH/queue"
+  local lanes=${SCENARIO_LANES:-2} alone=() shared=() f i lane pids=() queue="$SCRATCH/queue"
   for f; do
-    if grep -qE '^(#|--) alone' "$f"; then alone+=("$f")
-    elif grep -qE '^(#|--) one at a time' "$f"; then serial+=("$f")
-    else shared+=("$f"); fi
+    if grep -qE '^(#|--) alone' "$f"; then alone+=("$f"); else shared+=("$f"); fi
   done
   # Those marked "# long" (half a minute or more) first, so that none starts last.
   { for f in "${shared[@]}"; do grep -qE '^(#|--) long' "$f" && echo "$f"; done
@@ -161,7 +157,6 @@ run_scenarios() {
     [ "$(id -u)" = 0 ] && chown postgres: "$lane"
     (
       SCRATCH=$lane
-      if [ "$i" = 0 ]; then for f in "${serial[@]}"; do run_scenario "$f" || true; done; fi
       while f=$(queue_next "$queue") && [ -n "$f" ]; do run_scenario "$f" || true; done
     ) >"$lane.out" 2>&1 &
     pids+=($!)

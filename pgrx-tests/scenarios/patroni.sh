@@ -1,5 +1,5 @@
 # majors: 15
-# one at a time: a real HA engine, whose timeouts the load of scenarios beside it could stretch
+# alone: a real HA engine, whose timeouts the load of scenarios beside it could stretch
 # Failover through Patroni, the HA engine most fleets run (Debian's patroni 3.0 and etcd-server
 # 3.4, installed by the test command; everything on 127.0.0.1). One etcd, two Patroni nodes a and b
 # of the tests' PostgreSQL 15, configured with the README's Patroni recipe (its ```yaml block, in

@@ -1,5 +1,5 @@
 # majors: 15
-# one at a time: a real HA engine, whose timeouts the load of scenarios beside it could stretch
+# alone: a real HA engine, whose timeouts the load of scenarios beside it could stretch
 # Failover through a real HA engine, pg_auto_failover (Debian's postgresql-15-auto-failover): a
 # monitor and two nodes on this machine (loopback only), pg_snowflake preloaded on both with the
 # same machine id, load from four connections on the primary, the secondary's clock 3 s behind,
