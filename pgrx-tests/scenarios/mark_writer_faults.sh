@@ -66,6 +66,12 @@ fault_case() {
     [ -n "$wpid" ] && break
     sleep 0.02
   done
+  # Until the writer has taken the flag and paused (its line in the server log): a second
+  # session started sooner could take the flag itself, and the writer then find a fresh lease.
+  for _ in $(seq 1 200); do
+    grep -q "\[$wpid\] LOG:  pg_snowflake fault injection: the mark write pauses at $step " "$SCRATCH/faults.log" && break
+    sleep 0.05
+  done
   # The writer holds the flag (it paused at STEP): a second session gives up, naming it.
   for _ in $(seq 1 10); do
     seen=$(second_session_error)
