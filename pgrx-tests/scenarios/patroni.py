@@ -4,7 +4,8 @@
 Usage: id_load.py OUT SECONDS CONNECTIONS LABEL PORT...
 
 CONNECTIONS threads each insert one row at a time (autocommit) into the table `ids` of whichever
-server on 127.0.0.1:PORT is a primary, until the file OUT.stop exists, SECONDS at most:
+server on 127.0.0.1:PORT is a primary, until the file OUT.stop exists, SECONDS at most (a bound
+for a scenario that never stops it; the scenario's waits bound its run) or until its parent is gone:
 
     INSERT INTO ids (label, conn, n) VALUES (LABEL, c, n) RETURNING id, tli
 
@@ -61,8 +62,13 @@ def primary():
     return None, None
 
 
+parent = os.getppid()
+
+
 def running():
-    return time.monotonic() < deadline and not fatal and not os.path.exists(stop_file)
+    # Also ends once the scenario that started it is gone (it exited at a failed wait).
+    return (time.monotonic() < deadline and not fatal and not os.path.exists(stop_file)
+            and os.getppid() == parent)
 
 
 def worker(c, rows):

@@ -210,10 +210,12 @@ run_setup() {
   echo "$scope: a leads, b streams from it, both with machine id $(tcp_psql "$port_b" -At -c "SHOW snowflake.machine_id"), set in the DCS"
 }
 
-# load_start SCOPE LABEL: four connections inserting into the primary among a and b, in the background.
+# load_start SCOPE LABEL: four connections inserting into the primary among a and b, in the
+# background, until load_stop (its own bound, 600 s, is longer than every wait while it runs: under
+# load, a bound of 120 s ran out while the switchover's waits still counted on it).
 load_start() {
   rm -f "$SCRATCH/$1.ids.stop"
-  "$PY" "$LOAD" "$SCRATCH/$1.ids" 120 4 "$2" "$port_a" "$port_b" >"$SCRATCH/$1.$2.load.log" 2>&1 &
+  "$PY" "$LOAD" "$SCRATCH/$1.ids" 600 4 "$2" "$port_a" "$port_b" >"$SCRATCH/$1.$2.load.log" 2>&1 &
   load_pid=$!
 }
 load_stop() {

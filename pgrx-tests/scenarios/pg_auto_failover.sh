@@ -92,7 +92,7 @@ echo "snowflake.fault_clock_offset = '-3s'" | as_pg_owner tee -a "$SCRATCH/b/pos
 as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/b" reload >/dev/null
 
 echo 'INSERT INTO ids(conn) VALUES (:client_id);' >"$SCRATCH/insert.sql"
-"$PG_BIN/pgbench" -n -h 127.0.0.1 -p "$port_a" -U postgres -c 4 -j 2 -T 3 -f "$SCRATCH/insert.sql" postgres \
+"$PG_BIN/pgbench" -n -h 127.0.0.1 -p "$port_a" -U postgres -c 4 -j 2 -t 300 -f "$SCRATCH/insert.sql" postgres \
   >"$SCRATCH/pgbench.log" 2>&1 || { cat "$SCRATCH/pgbench.log"; exit 1; }
 lsn=$(tcp_psql "$port_a" -At -c "SELECT pg_current_wal_lsn()")
 for _ in $(seq 1 100); do
