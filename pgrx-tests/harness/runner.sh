@@ -141,7 +141,8 @@ scenario_majors() {
 # printed lane by lane when all are done). $SCENARIO_LANES lanes (default 2) take the next
 # scenario from one queue as each finishes (those marked "# long" at its head); those marked
 # "# alone" (real HA engines, timed faults, a worker's timeliness) run after all the lanes, one
-# after the other, with nothing beside them. SCENARIO_LANES=1 runs them all one after the other.
+# after the other, with no other scenario beside them (test.sh's background builds go on, at nice
+# 19). SCENARIO_LANES=1 runs them all one after the other.
 run_scenarios() {
   local lanes=${SCENARIO_LANES:-2} alone=() shared=() f i lane pids=() queue="$SCRATCH/queue"
   for f; do
