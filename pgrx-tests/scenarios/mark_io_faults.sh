@@ -12,7 +12,15 @@ data="$SCRATCH/small"
 mkdir -p "$data"
 mount -t tmpfs -o size=300m,mode=700 tmpfs "$data"
 chown postgres: "$data"
-trap 'as_pg_owner "$PG_BIN/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true; umount "$data" || true' EXIT
+# unmount: the tmpfs let go of, once the last of the server's processes (whose working directory
+# it is) has exited: pg_ctl's wait ends with the postmaster's pid file, which under load can be
+# before its last child is gone (at most 10 s, then umount's own message).
+unmount() {
+  local _
+  for _ in $(seq 1 100); do umount "$data" 2>/dev/null && return 0; sleep 0.1; done
+  umount "$data" || true
+}
+trap 'as_pg_owner "$PG_BIN/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true; unmount' EXIT
 init_cluster small "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster small
 create_extension small
