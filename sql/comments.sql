@@ -52,13 +52,13 @@ COMMENT ON FUNCTION snowflake_dblink_poll(text, integer) IS
 -- Privileges: least privilege by default (README "Security"). PUBLIC keeps what only reads or
 -- computes: decode, the extractors, from_timestamp, compose, layout, clock, stats, and the helpers
 -- of snowflake_check_peers() that act only on the caller's own dblink links or read their
--- arguments (peer_conninfo, dblink_wait, dblink_end, dblink_poll, dblink_close), and the helpers of
--- snowflake_convert_column() (snowflake_convert_key, _kind, _targets, _reach, _views, _foreign_code,
--- _view_blockers, _blockers, _view_ddl, _citus_check, _candidates): they only read catalogs that
--- every role may read and return rows or raise; _floor and _above read the column's largest value
--- (as the caller, who needs SELECT on it) and issue an id only for a caller that may execute
--- snowflake_nextval(); the DDL runs in snowflake_convert_column() alone, which checks its caller
--- (and, running as its caller, needs them), and snowflake_convert_all() calls it.
+-- arguments (peer_conninfo, dblink_wait, dblink_end, dblink_poll, dblink_close), and the schema
+-- snowflake_internal with the helpers of snowflake_convert_column() and snowflake_convert_all():
+-- they read catalogs that every role may read and return rows or raise, and every statement they
+-- run on a relation goes through snowflake_internal.run_as_owner(), which runs it as the
+-- relation's owner, restricted, and only for a caller that has that owner's privileges (so it
+-- gives nobody a right they do not have); convert_floor issues an id only for a caller that may
+-- execute snowflake_nextval().
 -- Revoked from PUBLIC, to be granted to the roles that need them:
 -- - snowflake_nextval(): it spends the server's ids per tick (a role minting in a loop makes every
 --   other caller wait for the next tick) and writes the durable mark; like a sequence's nextval(),
@@ -71,6 +71,7 @@ COMMENT ON FUNCTION snowflake_dblink_poll(text, integer) IS
 -- - snowflake_check_peers(): opens network connections from the server;
 -- - snowflake_peer_deadline(): its helper that arms a timer cancelling this backend's statements
 --   (until the end of the transaction); grant it with snowflake_check_peers().
+GRANT USAGE ON SCHEMA snowflake_internal TO PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_nextval() FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_to_public(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_from_public(text) FROM PUBLIC;
@@ -85,4 +86,7 @@ COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interva
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean) IS
     'Turns a serial, identity, DEFAULT nextval() or pgEdge snowflake.nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); refuses a column whose values are not below the first new id; returns the DDL, runs it unless dry_run';
 COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
-    'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; refuses them all together if any is refused; a row per column; runs unless dry_run';
+    'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; a row per column with its verdict and statements; a dry run (the default) is a plan, a real run converts all or refuses them all together';
+COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column() and snowflake_convert_all(); not for direct use';
+COMMENT ON FUNCTION snowflake_internal.run_as_owner(oid, text) IS
+    'For the conversion: runs one statement as the given owner in a security-restricted operation (as VACUUM and ANALYZE run table code), for a caller that has that owner''s privileges; returns its first column as a bigint';

@@ -10,38 +10,46 @@
 -- partition; time in proportion to their size). Views that use a widened column are refused
 -- (2BP01) or, with recreate_views, dropped and created again from pg_get_viewdef with their
 -- options, owner, privileges and comments.
+-- How it runs: the caller's own rights read only the catalogs. Every statement that touches a
+-- relation (the largest value's read, the lock, each ALTER TABLE, the sequence, the views dropped)
+-- goes through snowflake_internal.run_as_owner() (src/postgres/sql_api/as_owner.rs): it runs as
+-- the owner of that relation in a security-restricted operation, with a safe search_path and its
+-- settings undone after it, as VACUUM, ANALYZE, CREATE INDEX and REFRESH MATERIALIZED VIEW run
+-- table code (the views are created again through it as the caller, and given back to their owners). Code reached from a table (casts, operators, index
+-- expressions, constraints, domains, defaults, triggers, policies) so runs with its owner's rights,
+-- never the caller's, and cannot SET ROLE or RESET ROLE; the caller needs the privileges of every
+-- owner it runs as (the owner, a member that inherits from it, or a superuser), so a superuser
+-- converts the tables of many owners in one call, and nobody gains a right by converting.
 -- What it cannot do safely it refuses, naming the object, before changing anything: a partition
--- (name its root), temporary tables; a superuser session acting as another role (SET ROLE, SET
--- SESSION AUTHORIZATION: the code the conversion runs could RESET ROLE); user code that the
--- ALTER TABLEs could run or that is attached to what they alter (constraints, indexes, generated
--- columns, statistics, domains, triggers, views, event triggers) unless it is built in, of an
--- extension, or owned by a superuser or by the calling role of its own session; tables the calling role does not own itself (superuser power or membership
--- in the owner is not enough); views the user does not own, a widened column in a partition key or
--- inherited from a parent (a foreign key declared on a partition or child table), materialized
--- views, generated columns, policies and triggers that use a widened column.
+-- (name its root), temporary tables; an owner whose privileges the caller does not have;
+-- partitions and children of another owner than their parent (ALTER TABLE recurses into them as
+-- the parent's owner, which PostgreSQL refuses: they would run their code with another's rights);
+-- views the caller cannot create again (no CREATE on their schema); a widened column in a
+-- partition key or inherited from a parent (a foreign key declared on a partition or child table),
+-- materialized views, generated columns, policies and triggers that use a widened column.
 -- A key column may be part of a composite key ((tenant_id, id), (id, region)): only it changes, and
 -- of a foreign key that references the composite key only its column that matches it.
 -- New ids always above the old: it refuses (22003) a column whose largest value is not below the
--- first id this server would give it, with the fix in the hint (snowflake_convert_floor).
+-- first id this server would give it, with the fix in the hint (snowflake_internal.convert_floor).
 -- snowflake_convert_all(dry_run, drop_sequence, recreate_views) converts every such key column of
--- the database in one transaction, referenced tables first, or refuses them all together.
+-- the database in one transaction, referenced tables first, or refuses them all together; its dry
+-- run is a plan: a row per column, with its verdict and statements.
 --
--- Its helpers, below, only read the catalogs (the DDL runs in snowflake_convert_column itself):
--- snowflake_convert_key (the key column, or why it cannot be converted), snowflake_convert_targets
--- (the columns the ALTER TABLEs name), snowflake_convert_reach (every relation they reach),
--- snowflake_convert_foreign_code (the functions they would run that the caller does not trust),
--- snowflake_convert_kind (what makes the column's values), snowflake_convert_floor (its largest
--- value, the first new id, the fix when that is not above),
--- snowflake_convert_views (the views to recreate), snowflake_convert_view_blockers and
--- snowflake_convert_blockers (every refusal, as rows), snowflake_convert_view_ddl (the DDL that creates a view again), and
--- snowflake_convert_citus_check; snowflake_convert_candidates (the columns snowflake_convert_all
+-- Its helpers live in the schema snowflake_internal (not in the user's schema); they only read the
+-- catalogs: convert_key (the key column, or why it cannot be converted), convert_targets (the
+-- columns the ALTER TABLEs name), convert_reach (every relation they reach), convert_kind (what
+-- makes the column's values), convert_floor (its largest value, read as its owner, the first new
+-- id, the fix when that is not above), convert_views (the views to recreate),
+-- convert_view_blockers and convert_blockers (every refusal, as rows), convert_view_ddl (the DDL
+-- that creates a view again), convert_statements (every statement, with the role it runs as),
+-- convert_above, convert_citus_check, and convert_candidates (the columns snowflake_convert_all
 -- converts, in order).
 
--- snowflake_convert_kind(tbl, keynum): what gives the column its values: 'identity', 'serial' (a
+-- snowflake_internal.convert_kind(tbl, keynum): what gives the column its values: 'identity', 'serial' (a
 -- nextval() default on a sequence the column owns), 'nextval' (on another sequence), 'pgedge'
 -- (pgEdge snowflake's DEFAULT snowflake.nextval(...), as its extension writes it, with or without
 -- a sequence), or NULL (none of these).
-CREATE FUNCTION snowflake_convert_kind(tbl regclass, keynum int2) RETURNS text
+CREATE FUNCTION snowflake_internal.convert_kind(tbl regclass, keynum int2) RETURNS text
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -55,18 +63,17 @@ LEFT JOIN LATERAL (SELECT pg_get_expr(ad.adbin, ad.adrelid) AS expr FROM pg_attr
 WHERE a.attrelid = tbl AND a.attnum = keynum AND NOT a.attisdropped
 $fn$;
 
--- snowflake_convert_floor(tbl, col, kind, issue): the largest value of tbl.col (read with
--- row_security off: no policy's code runs, and a policy that would apply is an error) and the first
+-- snowflake_internal.convert_floor(tbl, col, kind, issue): the largest value of tbl.col (read as the
+-- table's owner, restricted, with row_security off: a policy that would apply is an error) and the first
 -- id this server would give it: with issue, an id it issues now (when the caller may execute
 -- snowflake_nextval(); every later id is above it), else the smallest id it could issue now (its
 -- clock, machine id and layout; NULL when it cannot issue ids: then nothing is compared). When the
 -- largest value is not below the first id, hint says what would put new ids above the old: for
 -- pgEdge's ids, pgEdge's epoch; for others, the latest epoch that would, if there is one.
-CREATE FUNCTION snowflake_convert_floor(tbl regclass, col name, kind text, issue boolean,
+CREATE FUNCTION snowflake_internal.convert_floor(tbl regclass, col name, kind text, issue boolean,
                                         OUT max_id bigint, OUT first_id bigint, OUT hint text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
-SET row_security = off
 AS $fn$
 DECLARE
     lay record;
@@ -76,7 +83,8 @@ DECLARE
     latest_epoch timestamptz;
     pgedge_first bigint;
 BEGIN
-    EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO max_id;
+    max_id := snowflake_internal.run_as_owner((SELECT c.relowner FROM pg_class c WHERE c.oid = tbl),
+                                              format('SELECT max(%I)::bigint FROM %s', col, tbl));
     BEGIN
         SELECT * INTO lay FROM @extschema@.snowflake_layout();
         machine := greatest(current_setting('snowflake.machine_id')::bigint, 0);
@@ -125,9 +133,9 @@ BEGIN
 END
 $fn$;
 
--- snowflake_convert_key(tbl, col): the key column's number, type, identity and kind
+-- snowflake_internal.convert_key(tbl, col): the key column's number, type, identity and kind
 -- (snowflake_convert_kind), or the error that says why this table or column cannot be converted.
-CREATE FUNCTION snowflake_convert_key(tbl regclass, col name, OUT attnum int2, OUT atttypid regtype,
+CREATE FUNCTION snowflake_internal.convert_key(tbl regclass, col name, OUT attnum int2, OUT atttypid regtype,
                                       OUT attidentity "char", OUT kind text)
 LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
@@ -172,13 +180,13 @@ BEGIN
             USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns '
                   '(serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
     END IF;
-    kind := @extschema@.snowflake_convert_kind(tbl, attnum);
+    kind := snowflake_internal.convert_kind(tbl, attnum);
     IF kind IS NULL THEN
         default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = attnum), tbl);
         -- A default of snowflake_nextval() is suggested only if new ids would start above the old.
         BEGIN
             SELECT f.max_id, f.first_id, f.hint INTO max_id, first_id, fix
-            FROM @extschema@.snowflake_convert_floor(tbl, col, NULL, false) f;
+            FROM snowflake_internal.convert_floor(tbl, col, NULL, false) f;
         EXCEPTION WHEN insufficient_privilege THEN
             first_id := NULL;
         END;
@@ -197,12 +205,12 @@ BEGIN
 END
 $fn$;
 
--- snowflake_convert_targets(tbl, keynum): the columns the conversion's ALTER TABLEs name, in the
+-- snowflake_internal.convert_targets(tbl, keynum): the columns the conversion's ALTER TABLEs name, in the
 -- order it alters them (n): the key column, then every column whose foreign key references it (the
 -- constraint of a partitioned table, not its copies on the partitions: the ALTER recurses; of a
 -- foreign key on a composite key only the column matching the key) and that is not bigint yet.
 -- widen: the column changes type (the key column's default changes even when it does not).
-CREATE FUNCTION snowflake_convert_targets(tbl regclass, keynum int2)
+CREATE FUNCTION snowflake_internal.convert_targets(tbl regclass, keynum int2)
 RETURNS TABLE (n int, relid oid, attnum int2, attname name, widen boolean)
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
@@ -219,17 +227,17 @@ WHERE t.k = 0 OR a.atttypid <> 'bigint'::regtype
 ORDER BY 1
 $fn$;
 
--- snowflake_convert_reach(tbl, keynum): every relation an ALTER TABLE of the conversion reaches,
+-- snowflake_internal.convert_reach(tbl, keynum): every relation an ALTER TABLE of the conversion reaches,
 -- found as PostgreSQL recurses: the target's table (n of snowflake_convert_targets) and every
 -- partition and child of a table inherited from (pg_inherits, recursively, at its level), with the
 -- column's number there (a partition or child may number it otherwise).
-CREATE FUNCTION snowflake_convert_reach(tbl regclass, keynum int2)
+CREATE FUNCTION snowflake_internal.convert_reach(tbl regclass, keynum int2)
 RETURNS TABLE (n int, relid oid, attnum int2, attname name, widen boolean, level int)
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 WITH RECURSIVE tree(n, relid, attname, widen, level) AS (
-    SELECT t.n, t.relid, t.attname, t.widen, 0 FROM @extschema@.snowflake_convert_targets(tbl, keynum) t
+    SELECT t.n, t.relid, t.attname, t.widen, 0 FROM snowflake_internal.convert_targets(tbl, keynum) t
     UNION
     SELECT t.n, i.inhrelid, t.attname, t.widen, t.level + 1 FROM tree t JOIN pg_inherits i ON i.inhparent = t.relid
 )
@@ -238,15 +246,15 @@ FROM tree t JOIN pg_attribute a ON a.attrelid = t.relid AND a.attname = t.attnam
 ORDER BY t.n, t.relid, t.level
 $fn$;
 
--- snowflake_convert_views(tbl, keynum): the views that use a widened column, and the views on
+-- snowflake_internal.convert_views(tbl, keynum): the views that use a widened column, and the views on
 -- those views, in the order they are created again (n; dropped in the reverse order): by depth.
-CREATE FUNCTION snowflake_convert_views(tbl regclass, keynum int2)
+CREATE FUNCTION snowflake_internal.convert_views(tbl regclass, keynum int2)
 RETURNS TABLE (n int, view oid)
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 WITH RECURSIVE uses(view, depth) AS (
-    SELECT r.ev_class, 0 FROM @extschema@.snowflake_convert_reach(tbl, keynum) w
+    SELECT r.ev_class, 0 FROM snowflake_internal.convert_reach(tbl, keynum) w
     JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum
                     AND d.classid = 'pg_rewrite'::regclass
     JOIN pg_rewrite r ON r.oid = d.objid
@@ -261,89 +269,14 @@ SELECT (row_number() OVER (ORDER BY max(depth), view::regclass::text))::int, vie
 FROM uses GROUP BY view ORDER BY 1
 $fn$;
 
--- snowflake_convert_foreign_code(tbl, keynum): the functions that the conversion's ALTER TABLEs
--- could run and that the caller does not trust, each with its owner and what uses it. Rewriting a
--- table re-checks its constraints and rebuilds its indexes (as the caller, or as the table's owner);
--- so looked for, on every table it alters: constraints (CHECK, exclusion, foreign keys), indexes
--- (expressions, predicates, operator classes), generated columns, extended statistics, the
--- domains of the widened columns, the event triggers that DDL fires, and (not run by the DDL, but
--- attached to what it alters or creates again) triggers and the views recreated; then, through pg_depend,
--- the functions, operators, types, operator classes and families, and domain constraints these
--- use. Trusted: built in (pg_catalog), of an extension, owned by a superuser (it gains nothing), or
--- owned by the calling role when that is the session's own role (else the code could RESET ROLE).
-CREATE FUNCTION snowflake_convert_foreign_code(tbl regclass, keynum int2)
-RETURNS TABLE (func regprocedure, owner name, used_by text)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-WITH RECURSIVE reach AS (SELECT * FROM @extschema@.snowflake_convert_reach(tbl, keynum)),
-uses(classid, objid, used_by) AS (
-    SELECT 'pg_constraint'::regclass::oid, c.oid, format('constraint %I of %s', c.conname, c.conrelid::regclass)
-    FROM pg_constraint c WHERE c.conrelid IN (SELECT relid FROM reach)
-    UNION ALL
-    SELECT 'pg_class'::regclass::oid, i.indexrelid, format('index %s', i.indexrelid::regclass)
-    FROM pg_index i WHERE i.indrelid IN (SELECT relid FROM reach)
-    UNION ALL
-    SELECT 'pg_attrdef'::regclass::oid, d.oid, format('generated column %s.%I', d.adrelid::regclass, a.attname)
-    FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
-    WHERE d.adrelid IN (SELECT relid FROM reach) AND a.attgenerated <> ''
-    UNION ALL
-    -- (PostgreSQL 14 records what a generated column's expression uses on the column itself.)
-    SELECT d.refclassid, d.refobjid, format('generated column %s.%I', a.attrelid::regclass, a.attname)
-    FROM pg_attribute a JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = a.attrelid
-                                        AND d.objsubid = a.attnum AND d.refclassid <> 'pg_class'::regclass
-    WHERE a.attrelid IN (SELECT relid FROM reach) AND a.attgenerated <> ''
-    UNION ALL
-    SELECT 'pg_statistic_ext'::regclass::oid, s.oid, format('statistics %s.%I', s.stxnamespace::regnamespace, s.stxname)
-    FROM pg_statistic_ext s WHERE s.stxrelid IN (SELECT relid FROM reach)
-    UNION ALL
-    SELECT 'pg_type'::regclass::oid, a.atttypid,
-           format('type %s of %s.%I', a.atttypid::regtype, r.relid::regclass, r.attname)
-    FROM reach r JOIN pg_attribute a ON a.attrelid = r.relid AND a.attnum = r.attnum
-    UNION ALL
-    SELECT 'pg_event_trigger'::regclass::oid, e.oid, format('event trigger %I', e.evtname)
-    FROM pg_event_trigger e WHERE e.evtenabled <> 'D'
-    UNION ALL
-    -- Not run by ALTER TABLE, but attached to what it alters or creates again: triggers, views.
-    SELECT 'pg_trigger'::regclass::oid, t.oid, format('trigger %I on %s', t.tgname, t.tgrelid::regclass)
-    FROM pg_trigger t WHERE t.tgrelid IN (SELECT relid FROM reach)
-    UNION ALL
-    SELECT 'pg_rewrite'::regclass::oid, r.oid, format('view %s', r.ev_class::regclass)
-    FROM pg_rewrite r WHERE r.ev_class IN (SELECT v.view FROM @extschema@.snowflake_convert_views(tbl, keynum) v)
-), walk(classid, objid, used_by) AS (
-    SELECT * FROM uses
-    UNION
-    SELECT e.classid, e.objid, w.used_by FROM walk w CROSS JOIN LATERAL (
-        -- What it uses (a function is not followed further: it is judged itself).
-        SELECT d.refclassid AS classid, d.refobjid AS objid FROM pg_depend d
-        WHERE d.classid = w.classid AND d.objid = w.objid AND w.classid <> 'pg_proc'::regclass
-          AND d.refclassid IN ('pg_proc'::regclass, 'pg_operator'::regclass, 'pg_type'::regclass,
-                               'pg_opclass'::regclass, 'pg_opfamily'::regclass, 'pg_constraint'::regclass)
-        UNION ALL
-        -- An operator family's operators and support functions; a domain's constraints.
-        SELECT d.classid, d.objid FROM pg_depend d
-        WHERE d.refclassid = w.classid AND d.refobjid = w.objid
-          AND ((w.classid = 'pg_opfamily'::regclass AND d.classid IN ('pg_amop'::regclass, 'pg_amproc'::regclass))
-               OR (w.classid = 'pg_type'::regclass AND d.classid = 'pg_constraint'::regclass))) e
-)
-SELECT p.oid::regprocedure, pg_get_userbyid(p.proowner), string_agg(DISTINCT w.used_by, ', ')
-FROM walk w JOIN pg_proc p ON w.classid = 'pg_proc'::regclass AND p.oid = w.objid
-WHERE p.pronamespace <> 'pg_catalog'::regnamespace
-  AND NOT EXISTS (SELECT 1 FROM pg_depend x WHERE x.classid = 'pg_proc'::regclass AND x.objid = p.oid AND x.deptype = 'e')
-  AND NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.oid = p.proowner)
-  AND NOT (p.proowner = current_user::regrole AND current_user = session_user)
-GROUP BY p.oid
-ORDER BY p.oid::regprocedure::text
-$fn$;
-
--- snowflake_convert_view_blockers(tbl, col, keynum, recreate_views): the refusals about views, as
+-- snowflake_internal.convert_view_blockers(tbl, col, keynum, recreate_views): the refusals about views, as
 -- rows (n: 0 for all of them, else the view's; k: the check) for snowflake_convert_blockers.
-CREATE FUNCTION snowflake_convert_view_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
+CREATE FUNCTION snowflake_internal.convert_view_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
 RETURNS TABLE (n int, k int, state text, message text, hint text)
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-WITH views AS (SELECT * FROM @extschema@.snowflake_convert_views(tbl, keynum))
+WITH views AS (SELECT * FROM snowflake_internal.convert_views(tbl, keynum))
 SELECT 0, 1, '0A000', format('materialized views or rules use the columns that converting %s.%I widens: %s', tbl, col,
                              string_agg(c.oid::regclass::text, ', ' ORDER BY c.oid::regclass::text)),
        'A materialized view would have to be filled again: save its definition (pg_get_viewdef) and indexes, drop it, '
@@ -357,9 +290,12 @@ SELECT 0, 2, '2BP01', format('views use the columns that converting %s.%I widens
 FROM views v WHERE NOT recreate_views HAVING count(*) > 0
 UNION ALL
 -- What stops a view from being dropped and created again, view by view.
-SELECT v.n, 3, '42501', format('permission denied: view %s is not owned by %s', v.view::regclass, current_user),
-       'Run the conversion as the owner of every view it recreates, or as a role that is a member of their owners.'
-FROM views v JOIN pg_class c ON c.oid = v.view WHERE NOT pg_has_role(c.relowner, 'USAGE')
+SELECT v.n, 3, '42501', format('permission denied: view %s cannot be created again by %I, who has no CREATE privilege '
+                               'on the schema %I', v.view::regclass, current_user, c.relnamespace::regnamespace::text),
+       'The views are created again by the caller of the conversion and given back to their owners: convert as a role '
+       'that may create them (GRANT CREATE ON SCHEMA ... TO ...), or save, drop and create the view yourself.'
+FROM views v JOIN pg_class c ON c.oid = v.view
+WHERE NOT has_schema_privilege(c.relnamespace, 'CREATE')
 UNION ALL
 SELECT v.n, 4, '0A000', format('view %s has what recreating it would lose: %s', v.view::regclass, b.what),
        'Save them, drop the view, convert with recreate_views => true, and add them again, in one transaction.'
@@ -381,18 +317,20 @@ FROM views v CROSS JOIN LATERAL (
 WHERE b.what IS NOT NULL
 $fn$;
 
--- snowflake_convert_blockers(tbl, col, keynum, recreate_views): every reason to refuse the
+-- snowflake_internal.convert_blockers(tbl, col, keynum, recreate_views): every reason to refuse the
 -- conversion, as rows (SQLSTATE, message, hint) in the order they are checked; none: it may run.
-CREATE FUNCTION snowflake_convert_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
+CREATE FUNCTION snowflake_internal.convert_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
 RETURNS TABLE (state text, message text, hint text)
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-WITH reach AS (SELECT * FROM @extschema@.snowflake_convert_reach(tbl, keynum)),
+WITH reach AS (SELECT * FROM snowflake_internal.convert_reach(tbl, keynum)),
 wide AS (SELECT * FROM reach WHERE widen),
-auth AS (SELECT a.usesysid AS role FROM pg_stat_get_activity(pg_backend_pid()) a),
--- Tables of another owner, those of the first target that has some (with its partitions, children).
-strange AS (SELECT r.* FROM reach r JOIN pg_class c ON c.oid = r.relid WHERE c.relowner <> current_user::regrole),
+-- Partitions and children of another owner than the table whose ALTER TABLE recurses into them.
+strange AS (SELECT r.*, c.relowner AS owner, p.relid AS parent, pc.relowner AS parent_owner
+            FROM reach r JOIN pg_class c ON c.oid = r.relid
+            JOIN reach p ON p.n = r.n AND p.level = 0 JOIN pg_class pc ON pc.oid = p.relid
+            WHERE r.level > 0 AND c.relowner <> pc.relowner),
 blockers(k, state, objects, message, hint) AS (VALUES
     (1, '0A000', (SELECT format('foreign key %s on %s references %s.%I, but its column %s.%I is inherited from %s',
                                 con.conname, con.conrelid::regclass, tbl, col, con.conrelid::regclass, a.attname,
@@ -405,28 +343,14 @@ blockers(k, state, objects, message, hint) AS (VALUES
                   ORDER BY con.conrelid::regclass::text, con.conname LIMIT 1), '%2$s',
      'An inherited column changes type only with its parent: widen it there first (ALTER TABLE parent ALTER COLUMN ... '
      'TYPE bigint reaches every partition or child), in the same transaction, then convert.'),
-    (2, '42501', (SELECT quote_ident(r.rolname) FROM auth JOIN pg_roles r ON r.oid = auth.role
-                  WHERE r.rolsuper AND auth.role <> current_user::regrole::oid),
-     'permission denied: converting %s as %3$s in a session of the superuser %2$s',
-     'SET ROLE and SET SESSION AUTHORIZATION are no sandbox: code the conversion runs could RESET ROLE to the superuser. '
-     'Connect as the owner (a session authenticated as that role) to convert, or have the owner of each referencing '
-     'table of another owner widen its column first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.'),
-    (3, '42501', (SELECT string_agg(format('%s owned by %I (used by %s)', f.func, f.owner, f.used_by), ', '
-                                    ORDER BY f.func::text)
-                  FROM @extschema@.snowflake_convert_foreign_code(tbl, keynum) f),
-     'permission denied: converting %s would run functions of other roles than %3$s: %2$s',
-     'ALTER COLUMN TYPE re-checks the constraints and rebuilds the indexes of every table it alters, running their '
-     'functions with the caller''s or the table owner''s rights: it runs only functions built in, of an extension, or '
-     'owned by a superuser or by the calling role. Read each one: have its owner widen its own referencing columns first '
-     '(ALTER TABLE ... ALTER COLUMN ... TYPE bigint), or take it over (ALTER FUNCTION ... OWNER TO), or drop what uses it.'),
-    (4, '42501', (SELECT string_agg(format('%s (owned by %I)', s.relid::regclass, pg_get_userbyid(c.relowner)), ', '
-                                    ORDER BY s.level, s.relid::regclass::text)
-                  FROM strange s JOIN pg_class c ON c.oid = s.relid WHERE s.n = (SELECT min(n) FROM strange)),
-     'permission denied: converting %s alters tables that %3$s does not own: %2$s',
-     'Run the conversion as the owner of every table it alters (the table, its partitions and children, and the tables '
-     'whose foreign keys reference it with a column to widen), connected as that role; superuser power or membership in '
-     'the owner is not enough, since ALTER COLUMN TYPE checks their constraints as the caller. Have the owners of the '
-     'other referencing tables widen their columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint).'),
+    (4, '42501', (SELECT string_agg(format('%s (owned by %I, under %s owned by %I)', s.relid::regclass,
+                                           pg_get_userbyid(s.owner), s.parent::regclass, pg_get_userbyid(s.parent_owner)),
+                                    ', ' ORDER BY s.n, s.level, s.relid::regclass::text)
+                  FROM strange s),
+     'permission denied: converting %s alters partitions or children of another owner than their parent: %2$s',
+     'ALTER TABLE ... ALTER COLUMN ... TYPE recurses from a table into its partitions and children as the table''s '
+     'owner, and PostgreSQL lets only their own owner alter them (their constraints and indexes would run with another '
+     'role''s rights). Give them to the owner of their parent (ALTER TABLE ... OWNER TO ...), then convert.'),
     (5, '0A000', (SELECT string_agg(format('%s (partition key of %s)', quote_ident(w.attname), w.relid::regclass), ', '
                                     ORDER BY w.relid::regclass::text, w.attnum)
                   FROM wide w JOIN pg_partitioned_table pt ON pt.partrelid = w.relid
@@ -462,7 +386,15 @@ blockers(k, state, objects, message, hint) AS (VALUES
                                               AND d.refobjsubid = w.attnum AND d.classid = 'pg_trigger'::regclass
                   JOIN pg_trigger t ON t.oid = d.objid),
      'triggers use the columns that converting %s widens in their WHEN condition: %s',
-     'Save the trigger''s definition (pg_get_triggerdef), DROP TRIGGER, convert, and create it again, in one transaction.')
+     'Save the trigger''s definition (pg_get_triggerdef), DROP TRIGGER, convert, and create it again, in one transaction.'),
+    -- The new default is set by the table's owner: it names snowflake_nextval() in its schema.
+    (9, '42501', (SELECT format('%I has no USAGE on the schema %I', pg_get_userbyid(c.relowner), e.extnamespace::regnamespace::text)
+                  FROM pg_class c, pg_extension e
+                  WHERE c.oid = tbl AND e.extname = 'pg_snowflake' AND NOT has_schema_privilege(c.relowner, e.extnamespace, 'USAGE')),
+     'permission denied: the owner of %s cannot name snowflake_nextval(): %s',
+     'The new default is set by the table''s owner, and every role that inserts runs it: GRANT USAGE ON SCHEMA (the '
+     'extension''s) to the owner and to those roles, and GRANT EXECUTE ON FUNCTION snowflake_nextval() to the roles that '
+     'insert, then convert.')
 )
 SELECT state, message, hint FROM (
     SELECT 0 AS n, b.k, b.state, format(b.message, tbl::text || '.' || quote_ident(col), b.objects, current_user) AS message,
@@ -470,15 +402,15 @@ SELECT state, message, hint FROM (
     FROM blockers b WHERE b.objects IS NOT NULL
     UNION ALL
     SELECT 1 + v.n, v.k, v.state, v.message, v.hint
-    FROM @extschema@.snowflake_convert_view_blockers(tbl, col, keynum, recreate_views) v) b
+    FROM snowflake_internal.convert_view_blockers(tbl, col, keynum, recreate_views) v) b
 ORDER BY n, k
 $fn$;
 
--- snowflake_convert_view_ddl(v): the DDL that creates the view v again as it is: its definition
+-- snowflake_internal.convert_view_ddl(v): the DDL that creates the view v again as it is: its definition
 -- and options, its owner, its privileges (on it and its columns; the owner's own are those of any
 -- new view; GRANT cannot name another grantor: a privilege granted by a role that held it WITH
 -- GRANT OPTION is granted again by the owner), its comments.
-CREATE FUNCTION snowflake_convert_view_ddl(v regclass)
+CREATE FUNCTION snowflake_internal.convert_view_ddl(v regclass)
 RETURNS SETOF text
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
@@ -513,22 +445,66 @@ SELECT ddl FROM (
 ORDER BY k, attnum, grantee, grantable
 $fn$;
 
--- snowflake_convert_above(tbl, col, kind, issue): refuses (22003) a column whose largest value is
+-- snowflake_internal.convert_above(tbl, col, kind, issue): refuses (22003) a column whose largest value is
 -- not below the first id this server would give it (snowflake_convert_floor), with the fix.
-CREATE FUNCTION snowflake_convert_above(tbl regclass, col name, kind text, issue boolean) RETURNS void
+CREATE FUNCTION snowflake_internal.convert_above(tbl regclass, col name, kind text, issue boolean) RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     f record;
 BEGIN
-    SELECT * INTO f FROM @extschema@.snowflake_convert_floor(tbl, col, kind, issue);
+    SELECT * INTO f FROM snowflake_internal.convert_floor(tbl, col, kind, issue);
     IF f.max_id >= f.first_id THEN
         RAISE EXCEPTION 'column %.% holds ids up to %, not below %, the first id this server would give it',
                 tbl, quote_ident(col), f.max_id, f.first_id
             USING ERRCODE = '22003', HINT = f.hint;
     END IF;
 END
+$fn$;
+
+-- snowflake_internal.convert_statements(tbl, col, keynum, identity, seq, drop_sequence): every
+-- statement of the conversion, in order (n), with the relation it touches and the role it runs as
+-- (that relation's owner; the views are created again by the caller): the key's default or identity
+-- dropped, its sequence dropped (or let go), the views dropped deepest first, the columns widened,
+-- the key's new default, the views created shallowest first.
+CREATE FUNCTION snowflake_internal.convert_statements(tbl regclass, col name, keynum int2, identity boolean,
+                                                      seq regclass, drop_sequence boolean)
+RETURNS TABLE (n int, relid oid, owner oid, statement text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT (row_number() OVER (ORDER BY s.k, s.i))::int, s.relid,
+       CASE WHEN s.k = 6 THEN (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) ELSE c.relowner END,
+       s.statement FROM (
+    SELECT 1 AS k, 0::bigint AS i, tbl::oid AS relid,
+           format('ALTER TABLE %s ALTER COLUMN %I %s', tbl, col, CASE WHEN identity THEN 'DROP IDENTITY'
+                                                                  ELSE 'DROP DEFAULT' END) AS statement
+    UNION ALL
+    -- (An identity's own sequence goes with it. Others go, or are let go, before any type changes:
+    -- Citus refuses ALTER COLUMN TYPE on a column that owns a sequence.)
+    SELECT 2, 0, seq, CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
+                           ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END
+    WHERE NOT identity AND seq IS NOT NULL
+    UNION ALL
+    SELECT 3, -v.n, v.view, format('DROP VIEW %s', v.view::regclass)
+    FROM snowflake_internal.convert_views(tbl, keynum) v
+    UNION ALL
+    SELECT 4, t.n, t.relid, format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', t.relid::regclass, t.attname)
+    FROM snowflake_internal.convert_targets(tbl, keynum) t WHERE t.widen
+    UNION ALL
+    SELECT 5, 0, tbl, format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col,
+                             (SELECT ns.nspname FROM pg_extension e JOIN pg_namespace ns ON ns.oid = e.extnamespace
+                              WHERE e.extname = 'pg_snowflake'))
+    UNION ALL
+    -- (Created again by the caller, restricted, and given back to their owner, as before the
+    -- conversion: parsing a view's definition runs no code of its functions, and its owner may have
+    -- no CREATE privilege on its schema.)
+    SELECT 6, v.n * 1000000 + x.k, v.view, x.d
+    FROM snowflake_internal.convert_views(tbl, keynum) v,
+         LATERAL snowflake_internal.convert_view_ddl(v.view::regclass) WITH ORDINALITY AS x(d, k)) s
+JOIN pg_class c ON c.oid = s.relid
+ORDER BY 1
 $fn$;
 
 -- snowflake_convert_column: see the top of this file.
@@ -539,17 +515,16 @@ LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    ext_schema name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-                        WHERE e.extname = 'pg_snowflake');
     key record;
     b record;
     seq text;
     users text;
-    ddl text[];
-    stmt text;
+    foreign_owners text;
+    owners oid[];
+    statements text[];
 BEGIN
-    SELECT * INTO key FROM @extschema@.snowflake_convert_key(tbl, col);
-    FOR b IN SELECT * FROM @extschema@.snowflake_convert_blockers(tbl, col, key.attnum, recreate_views) LOOP
+    SELECT * INTO key FROM snowflake_internal.convert_key(tbl, col);
+    FOR b IN SELECT * FROM snowflake_internal.convert_blockers(tbl, col, key.attnum, recreate_views) LOOP
         RAISE EXCEPTION USING ERRCODE = b.state, MESSAGE = b.message, HINT = b.hint;
     END LOOP;
     -- A sequence it would drop that other defaults still use: refused, rather than half-way.
@@ -562,7 +537,7 @@ BEGIN
         WHERE d.classid = 'pg_attrdef'::regclass AND d.refclassid = 'pg_class'::regclass
           AND d.refobjid = seq::regclass
           -- (the column's own default, and its copies on the partitions and children, go with it)
-          AND NOT EXISTS (SELECT 1 FROM @extschema@.snowflake_convert_reach(tbl, key.attnum) r
+          AND NOT EXISTS (SELECT 1 FROM snowflake_internal.convert_reach(tbl, key.attnum) r
                           WHERE r.n = 1 AND r.relid = ad.adrelid AND r.attnum = ad.adnum);
         IF users IS NOT NULL THEN
             RAISE EXCEPTION 'sequence % of %.% is the default of other columns too: %', seq, tbl, quote_ident(col), users
@@ -570,48 +545,46 @@ BEGIN
                       'convert those columns first.';
         END IF;
     END IF;
+    -- Every statement, planned in full before the first runs (the views are read before they are
+    -- dropped); each runs as the owner of what it touches: the caller must have their privileges.
+    SELECT array_agg(s.owner ORDER BY s.n), array_agg(s.statement ORDER BY s.n),
+           string_agg(DISTINCT format('%s (owned by %I)', s.relid::regclass, pg_get_userbyid(s.owner)), ', ')
+               FILTER (WHERE NOT pg_has_role(s.owner, 'USAGE'))
+    INTO owners, statements, foreign_owners
+    FROM snowflake_internal.convert_statements(tbl, col, key.attnum, key.attidentity <> '', seq::regclass,
+                                               drop_sequence) s;
+    IF foreign_owners IS NOT NULL THEN
+        RAISE EXCEPTION 'permission denied: converting %.% runs statements as owners whose privileges % does not have: %',
+                tbl, quote_ident(col), current_user, foreign_owners
+            USING ERRCODE = '42501', HINT = 'Each statement runs as the owner of what it alters (restricted, as VACUUM '
+                  'and ANALYZE run table code), for a caller that has that owner''s privileges: convert as a role that '
+                  'has them all (a superuser has), or have the owners of the other referencing tables widen their '
+                  'columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.';
+    END IF;
     -- New ids above the old: checked against the clock first (no refusal below suggests a default
     -- that would go below), then, to run, against an id issued with the table locked.
-    PERFORM @extschema@.snowflake_convert_above(tbl, col, key.kind, false);
+    PERFORM snowflake_internal.convert_above(tbl, col, key.kind, false);
     -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
-    PERFORM @extschema@.snowflake_convert_citus_check(tbl, col,
-        ARRAY(SELECT t.relid FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n),
-        ARRAY(SELECT t.attname FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n));
-    -- The views are dropped deepest first, the columns widened, the views created shallowest first.
-    ddl := ARRAY(SELECT format('DROP VIEW %s', v.view::regclass)
-                 FROM @extschema@.snowflake_convert_views(tbl, key.attnum) v ORDER BY v.n DESC)
-        || ARRAY(SELECT format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', t.relid::regclass, t.attname)
-                 FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n);
-    IF key.attidentity <> '' THEN
-        -- The identity's own sequence goes with it.
-        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col) || ddl;
-    ELSE
-        -- The sequence goes (or is let go) before any type changes: Citus refuses ALTER COLUMN TYPE
-        -- on a column that owns a sequence.
-        IF seq IS NOT NULL THEN
-            ddl := CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
-                        ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END || ddl;
-        END IF;
-        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col) || ddl;
-    END IF;
-    ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col, ext_schema)
-        || ARRAY(SELECT d FROM @extschema@.snowflake_convert_views(tbl, key.attnum) v,
-                 LATERAL @extschema@.snowflake_convert_view_ddl(v.view::regclass) WITH ORDINALITY AS x(d, k)
-                 ORDER BY v.n, x.k);
+    PERFORM snowflake_internal.convert_citus_check(tbl, col,
+        ARRAY(SELECT t.relid FROM snowflake_internal.convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n),
+        ARRAY(SELECT t.attname FROM snowflake_internal.convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n));
     IF NOT dry_run THEN
         -- Refuse before changing anything if this server cannot make ids, or would make them below
         -- the column's: no row comes in meanwhile.
-        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
-        PERFORM @extschema@.snowflake_convert_above(tbl, col, key.kind, true);
-        FOREACH stmt IN ARRAY ddl LOOP
-            EXECUTE stmt;
-        END LOOP;
+        PERFORM snowflake_internal.run_as_owner((SELECT c.relowner FROM pg_class c WHERE c.oid = tbl),
+                                                format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl));
+        PERFORM snowflake_internal.convert_above(tbl, col, key.kind, true);
     END IF;
-    RETURN QUERY SELECT unnest(ddl);
+    FOR i IN 1 .. cardinality(statements) LOOP
+        IF NOT dry_run THEN
+            PERFORM snowflake_internal.run_as_owner(owners[i], statements[i]);
+        END IF;
+        RETURN NEXT statements[i];
+    END LOOP;
 END
 $fn$;
 
--- snowflake_convert_citus_check(tbl, col, rels, cols): a helper of snowflake_convert_column(). When
+-- snowflake_internal.convert_citus_check(tbl, col, rels, cols): a helper of snowflake_convert_column(). When
 -- Citus is installed, it refuses what Citus's DDL propagation would refuse half-way: Citus cannot
 -- change a distribution column's default or type ("cannot execute ALTER TABLE command involving
 -- partition column"), so neither tbl.col (its default changes) nor any column it widens (rels,
@@ -619,7 +592,7 @@ $fn$;
 -- tables have none); and Citus cannot drop an identity ("alter table command is currently
 -- unsupported"), nor undistribute a table that has one, so an identity column of any Citus table
 -- is refused too, with the way that works. Without Citus it does nothing.
-CREATE FUNCTION snowflake_convert_citus_check(tbl regclass, col name, rels oid[], cols name[]) RETURNS void
+CREATE FUNCTION snowflake_internal.convert_citus_check(tbl regclass, col name, rels oid[], cols name[]) RETURNS void
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -660,13 +633,13 @@ BEGIN
 END
 $fn$;
 
--- snowflake_convert_candidates(): the key columns snowflake_convert_all() converts: every column
+-- snowflake_internal.convert_candidates(): the key columns snowflake_convert_all() converts: every column
 -- that is in a primary key or unique constraint and is a serial, identity, DEFAULT nextval() or
 -- pgEdge DEFAULT snowflake.nextval() column (snowflake_convert_kind), of an ordinary or
 -- partitioned table that is not a partition, a child of another table, temporary, of an extension
 -- or in a system schema; in the order they are converted (n): a table after every table its
 -- foreign keys reference (in a cycle of foreign keys, by name), then by name and column number.
-CREATE FUNCTION snowflake_convert_candidates()
+CREATE FUNCTION snowflake_internal.convert_candidates()
 RETURNS TABLE (n int, relid oid, attname name, kind text)
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
@@ -679,7 +652,7 @@ WITH RECURSIVE tables AS (
       AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
                                                   AND d.deptype = 'e')),
 cols AS (
-    SELECT DISTINCT t.oid AS relid, a.attnum, a.attname, @extschema@.snowflake_convert_kind(t.oid::regclass, a.attnum) AS kind
+    SELECT DISTINCT t.oid AS relid, a.attnum, a.attname, snowflake_internal.convert_kind(t.oid::regclass, a.attnum) AS kind
     FROM tables t JOIN pg_constraint con ON con.conrelid = t.oid AND con.contype IN ('p', 'u')
     JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = ANY (con.conkey) AND NOT a.attisdropped),
 -- depth: how many foreign keys up a table reaches (at most 64: a cycle stops there).
@@ -696,13 +669,16 @@ ORDER BY 1
 $fn$;
 
 -- snowflake_convert_all(dry_run, drop_sequence, recreate_views): snowflake_convert_column() on
--- every column of snowflake_convert_candidates(), in its order, in the caller's transaction. Each
--- is tried as a dry run first: if any is refused, it raises one error listing every refusal
--- (with the SQLSTATE of the first) and nothing is converted. Returns a row per column: what gave
--- it its values (kind), its largest value, and the DDL, run unless dry_run (the default).
+-- every column of snowflake_internal.convert_candidates(), in its order, in the caller's
+-- transaction. Returns a row per column: what gave it its values (kind), its largest value, its
+-- verdict (converts, or the SQLSTATE, message and hint of its refusal) and its statements. A dry
+-- run (the default) is a plan, never an error: every column is tried as a dry run and gets its
+-- row. A real run is all or nothing: if any column is refused, it raises one error listing every
+-- refusal (with the SQLSTATE of the first) and nothing is converted.
 CREATE FUNCTION snowflake_convert_all(dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true,
                                       recreate_views boolean DEFAULT false)
-RETURNS TABLE (table_name regclass, column_name name, kind text, max_id bigint, statements text[])
+RETURNS TABLE (table_name regclass, column_name name, kind text, max_id bigint, converts boolean,
+               error_code text, message text, hint text, statements text[])
 LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -711,43 +687,59 @@ DECLARE
     planned jsonb := '[]';
     refused text[] := '{}';
     first_state text;
-    message text;
-    state text;
-    fix text;
 BEGIN
-    FOR c IN SELECT * FROM @extschema@.snowflake_convert_candidates() ORDER BY n LOOP
+    FOR c IN SELECT * FROM snowflake_internal.convert_candidates() ORDER BY n LOOP
+        table_name := c.relid::regclass;
+        column_name := c.attname;
+        kind := c.kind;
+        max_id := NULL;
+        error_code := NULL;
+        message := NULL;
+        hint := NULL;
         BEGIN
-            planned := planned || jsonb_build_object('relid', c.relid, 'attname', c.attname, 'kind', c.kind,
-                'max', (SELECT f.max_id FROM @extschema@.snowflake_convert_floor(c.relid::regclass, c.attname, c.kind, false) f),
-                'ddl', to_jsonb(ARRAY(SELECT @extschema@.snowflake_convert_column(c.relid::regclass, c.attname, true,
-                                                                              drop_sequence, recreate_views))));
+            max_id := (SELECT f.max_id FROM snowflake_internal.convert_floor(table_name, column_name, kind, false) f);
+            statements := ARRAY(SELECT @extschema@.snowflake_convert_column(table_name, column_name, true,
+                                                                            drop_sequence, recreate_views));
+            converts := true;
         EXCEPTION WHEN others THEN
-            GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, state = RETURNED_SQLSTATE, fix = PG_EXCEPTION_HINT;
-            first_state := coalesce(first_state, state);
-            refused := refused || format('%s.%I (%s): %s%s', c.relid::regclass, c.attname, state, message,
-                                         coalesce(' HINT: ' || nullif(fix, ''), ''));
+            GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, error_code = RETURNED_SQLSTATE, hint = PG_EXCEPTION_HINT;
+            hint := nullif(hint, '');
+            converts := false;
+            statements := NULL;
+            first_state := coalesce(first_state, error_code);
+            refused := refused || format('%s.%I (%s): %s%s', table_name, column_name, error_code, message,
+                                         coalesce(' HINT: ' || hint, ''));
         END;
+        IF dry_run THEN
+            RETURN NEXT;
+        ELSE
+            planned := planned || jsonb_build_object('relid', c.relid, 'attname', c.attname, 'kind', c.kind,
+                                                     'max', max_id);
+        END IF;
     END LOOP;
+    IF dry_run THEN
+        RETURN;
+    END IF;
     IF cardinality(refused) > 0 THEN
         -- (With the first refusal's SQLSTATE: the Errors page has a row for this message.)
         RAISE EXCEPTION USING ERRCODE = first_state,
             MESSAGE = format('snowflake_convert_all(): %s of %s key columns cannot be converted, so none is',
-                             cardinality(refused), cardinality(refused) + jsonb_array_length(planned)),
+                             cardinality(refused), jsonb_array_length(planned)),
             DETAIL = array_to_string(refused, E'\n'),
                   HINT = 'Fix each as its hint says (or convert the others one at a time with snowflake_convert_column()), '
-                         'then run snowflake_convert_all() again.';
+                         'then run snowflake_convert_all() again; its dry run shows every verdict.';
     END IF;
     FOR c IN SELECT * FROM jsonb_array_elements(planned) p(v) LOOP
         table_name := (c.v ->> 'relid')::oid::regclass;
         column_name := c.v ->> 'attname';
         kind := c.v ->> 'kind';
         max_id := (c.v ->> 'max')::bigint;
-        IF dry_run THEN
-            statements := ARRAY(SELECT jsonb_array_elements_text(c.v -> 'ddl'));
-        ELSE
-            statements := ARRAY(SELECT @extschema@.snowflake_convert_column(table_name, column_name, false,
-                                                                            drop_sequence, recreate_views));
-        END IF;
+        converts := true;
+        error_code := NULL;
+        message := NULL;
+        hint := NULL;
+        statements := ARRAY(SELECT @extschema@.snowflake_convert_column(table_name, column_name, false,
+                                                                        drop_sequence, recreate_views));
         RETURN NEXT;
     END LOOP;
 END

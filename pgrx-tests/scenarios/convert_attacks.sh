@@ -1,35 +1,43 @@
 # majors: all (the catalogs it reads differ on 14: a generated column's dependencies)
-# Attacks on a superuser's (or any role's) snowflake_convert_column(), one per line: mallory, a
-# role without privileges, puts a function of hers where the conversion could reach it. Her
-# function, called as a superuser, makes her one: RESET SESSION AUTHORIZATION and RESET ROLE first
-# (after SET ROLE or SET SESSION AUTHORIZATION that gives back the superuser), then ALTER ROLE
-# mallory SUPERUSER. Each vector (a legacy inheritance child, SET ROLE and SET SESSION
-# AUTHORIZATION to the owner, a referencing table's CHECK, a CHECK, an index expression, an index
-# predicate, an exclusion constraint, an event trigger, a row trigger, a domain, a generated column,
-# extended statistics, a view) is tried twice: the conversion (refused, 42501, naming the function
-# and its owner; mallory_superuser shows she did not become one), and, as its negative control, the
-# DDL that the conversion would run, without the guard, rolled back (unguarded_superuser: whether
-# mallory became superuser). Where that is f, ALTER TABLE does not run the code (a row trigger, a
-# domain of the widened column, a generated column that does not use it, statistics, a view): the
-# rule refuses it all the same. Then: a non-superuser converting its own table whose index calls
-# mallory's function (refused too), mallory converting her own table (her code runs as her: it
-# converts), a child table of another owner without code (refused by the ownership check, which now
-# walks pg_inherits), and a harmless function of mallory's refused, then taken over (it converts).
+# Attacks on a superuser's conversion: mallory, a role without privileges, plants code of hers
+# where a conversion could reach it, each vector on a table in a database of its own. Her code
+# records who runs it (a sequence per role: nextval() survives a rollback) and, run as a superuser,
+# makes her one: RESET SESSION AUTHORIZATION and RESET ROLE first, then ALTER ROLE mallory
+# SUPERUSER. Every entry point is tried on every vector, each in a transaction rolled back:
+# snowflake_convert_column() (dry run and real), snowflake_convert_all() (dry run: its plan's
+# verdicts; and real). With the mechanism (every statement on a relation run as its owner in a
+# security-restricted operation, sql_api/as_owner.rs) her code runs as mallory or not at all, and
+# she never becomes superuser; with it switched off (the test builds' snowflake.fault_run_as_caller,
+# the negative control) the same calls run her code as the superuser wherever PostgreSQL runs it.
+# The vectors PostgreSQL never runs during a conversion (triggers, constraint triggers, rules, row
+# security policies, other columns' defaults, a generated column that does not use the key,
+# statistics, a view, a domain) show "none" either way. Partitions and children of another owner are
+# refused (42501): their control is the recursive ALTER TABLE run as the parent's owner, restricted.
+# A custom btree operator class cannot be planted: only a superuser creates one.
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster main
-q() { psql_on main -X -A -F '|' --pset footer=off "$@"; }
-create_extension main
-q -f "$PROJECT_DIR/pgrx-tests/harness/sql/error_of.sql" >/dev/null
-q <<'SQL'
+q() { psql_on main -X -A -F '|' --pset footer=off -v ON_ERROR_STOP=1 "$@"; }
+q -q <<'SQL'
 CREATE ROLE mallory LOGIN;
-CREATE ROLE alice LOGIN;
+CREATE DATABASE attacks;
+SQL
+q -q -d attacks <<'SQL'
+CREATE SCHEMA snowflake;
+CREATE EXTENSION pg_snowflake SCHEMA snowflake;
+ALTER DATABASE attacks SET search_path = public, snowflake;
+-- (The owner of a converted table names snowflake_nextval() in its default.)
+GRANT USAGE ON SCHEMA snowflake TO mallory;
 CREATE SCHEMA mallory AUTHORIZATION mallory;
 GRANT USAGE ON SCHEMA mallory TO PUBLIC;
 SET ROLE mallory;
+CREATE SEQUENCE mallory.ran_as_mallory;
+CREATE SEQUENCE mallory.ran_as_postgres;
+GRANT USAGE, SELECT, UPDATE ON SEQUENCE mallory.ran_as_mallory, mallory.ran_as_postgres TO PUBLIC;
 CREATE FUNCTION mallory.escalate() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     BEGIN RESET SESSION AUTHORIZATION; EXCEPTION WHEN others THEN NULL; END;
     BEGIN RESET ROLE; EXCEPTION WHEN others THEN NULL; END;
+    BEGIN PERFORM nextval(format('mallory.ran_as_%s', current_user)); EXCEPTION WHEN others THEN NULL; END;
     IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
         EXECUTE 'ALTER ROLE mallory SUPERUSER';
     END IF;
@@ -37,144 +45,104 @@ END $$;
 -- IMMUTABLE (a lie), for index expressions; it calls the VOLATILE one, which may run ALTER ROLE.
 CREATE FUNCTION mallory.evil(bigint) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN PERFORM mallory.escalate(); RETURN true; END $$;
+CREATE FUNCTION mallory.evil_int() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN PERFORM mallory.escalate(); RETURN 1; END $$;
 CREATE FUNCTION mallory.evil_row() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN PERFORM mallory.escalate(); RETURN NEW; END $$;
-CREATE FUNCTION mallory.evil_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$
-BEGIN PERFORM mallory.escalate(); END $$;
 CREATE DOMAIN mallory.checked AS int CHECK (mallory.evil(VALUE));
-CREATE FUNCTION mallory.positive(bigint) RETURNS boolean LANGUAGE sql IMMUTABLE AS 'SELECT $1 > 0';
--- Her own table, with her CHECK.
-CREATE TABLE mallory.own (id serial PRIMARY KEY, CHECK (mallory.evil(id)));
+-- The issue's cast: an enum key whose default a nextval() behind an assignment cast hides.
+CREATE TYPE mallory.e AS ENUM ('a');
+CREATE FUNCTION mallory.to_e(bigint) RETURNS mallory.e IMMUTABLE LANGUAGE sql AS $$SELECT 'a'::mallory.e$$;
+CREATE CAST (bigint AS mallory.e) WITH FUNCTION mallory.to_e(bigint) AS ASSIGNMENT;
+CREATE FUNCTION mallory.from_e(mallory.e) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN PERFORM mallory.escalate(); RETURN 1; END $$;
+CREATE CAST (mallory.e AS bigint) WITH FUNCTION mallory.from_e(mallory.e);
 RESET ROLE;
--- The superuser's tables, each with mallory's code in one place; created empty (an index built on
--- rows, or a row inserted by the superuser, would run her code as the superuser at once).
-CREATE TABLE inh_parent (id serial PRIMARY KEY);
-CREATE TABLE inh_child () INHERITS (inh_parent);
-ALTER TABLE inh_child OWNER TO mallory;
-CREATE TABLE plain_parent (id serial PRIMARY KEY);
-CREATE TABLE plain_child () INHERITS (plain_parent);
-ALTER TABLE plain_child OWNER TO mallory;
-CREATE TABLE vault (id serial PRIMARY KEY, CHECK (mallory.evil(id)));
-ALTER TABLE vault OWNER TO mallory;
-CREATE TABLE ref_target (id serial PRIMARY KEY);
-INSERT INTO ref_target SELECT FROM generate_series(1, 2);
-GRANT REFERENCES, SELECT ON ref_target TO mallory;
-CREATE TABLE t_check (id serial PRIMARY KEY, CHECK (mallory.evil(id)));
-CREATE TABLE t_index_expr (id serial PRIMARY KEY);
-CREATE INDEX t_index_expr_evil ON t_index_expr (mallory.evil(id));
-CREATE TABLE t_index_pred (id serial PRIMARY KEY);
-CREATE INDEX t_index_pred_evil ON t_index_pred (id) WHERE mallory.evil(id);
-CREATE TABLE t_exclusion (id serial PRIMARY KEY, EXCLUDE USING btree (id WITH =) WHERE (mallory.evil(id)));
-CREATE TABLE t_event (id serial PRIMARY KEY);
-CREATE TABLE t_row_trigger (id serial PRIMARY KEY);
-CREATE TRIGGER evil BEFORE INSERT OR UPDATE ON t_row_trigger FOR EACH ROW EXECUTE FUNCTION mallory.evil_row();
-CREATE TABLE t_domain (id serial PRIMARY KEY);
-INSERT INTO t_domain SELECT FROM generate_series(1, 2);
-CREATE TABLE t_domain_refs (t_domain_id mallory.checked REFERENCES t_domain);
-CREATE TABLE t_generated (id serial PRIMARY KEY, other int, flag boolean GENERATED ALWAYS AS (mallory.evil(other)) STORED);
-CREATE TABLE t_stats (id serial PRIMARY KEY, other int);
-CREATE STATISTICS t_stats_evil ON (mallory.evil(id)), other FROM t_stats;
-CREATE TABLE t_view (id serial PRIMARY KEY);
-CREATE TABLE t_benign (id serial PRIMARY KEY);
-CREATE INDEX t_benign_positive ON t_benign (id) WHERE mallory.positive(id);
-INSERT INTO t_benign SELECT FROM generate_series(1, 2);
-CREATE VIEW t_view_evil AS SELECT id, mallory.evil(id) AS ok FROM t_view;
-GRANT INSERT ON t_check, t_index_expr, t_index_pred, t_exclusion, t_event, t_row_trigger, t_domain_refs, t_generated, t_stats, t_view
-TO mallory;
+-- try(entry, query): the query run as the superuser (or as PRELUDE says), then rolled back: its
+-- SQLSTATE ('ok' or, for a dry run of snowflake_convert_all(), its verdicts), who ran mallory's
+-- code, and whether she became superuser.
+CREATE FUNCTION try(entry text, prelude text, query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    state text;
+    su boolean;
+    ran text;
+BEGIN
+    PERFORM setval('mallory.ran_as_mallory', 1, false), setval('mallory.ran_as_postgres', 1, false);
+    BEGIN
+        EXECUTE prelude;
+        BEGIN
+            IF entry = 'all_dry' THEN
+                EXECUTE 'SELECT string_agg(coalesce(error_code, ''ok''), '','' ORDER BY table_name::text) FROM (' || query || ') p'
+                    INTO state;
+            ELSE
+                EXECUTE query;
+                state := 'ok';
+            END IF;
+        EXCEPTION WHEN others THEN
+            state := SQLSTATE;
+        END;
+        RESET ROLE;
+        su := (SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory');
+        RAISE EXCEPTION 'roll back' USING ERRCODE = 'P0002';
+    EXCEPTION WHEN no_data_found THEN
+        NULL;
+    END;
+    SELECT coalesce(string_agg(r, ','), 'none') INTO ran FROM (
+        SELECT 'mallory' AS r FROM mallory.ran_as_mallory WHERE is_called
+        UNION ALL SELECT 'postgres' FROM mallory.ran_as_postgres WHERE is_called) x;
+    RETURN format('%s|%s|ran as %s|superuser=%s', entry, state, ran, su);
+END $$;
 SQL
-# Their rows, inserted by mallory (her code runs as her: harmless), and alice's table.
-q -U mallory <<'SQL'
-INSERT INTO inh_child VALUES (1), (2);
-ALTER TABLE inh_child ADD CHECK (mallory.evil(id));
-INSERT INTO plain_child VALUES (1), (2);
-INSERT INTO vault VALUES (1), (2);
-INSERT INTO mallory.own VALUES (1), (2);
-CREATE TABLE mallory.refs (ref_id int REFERENCES ref_target, CHECK (mallory.evil(ref_id)));
-INSERT INTO mallory.refs VALUES (1), (2);
-INSERT INTO t_check VALUES (1), (2);
-INSERT INTO t_index_expr VALUES (1), (2);
-INSERT INTO t_index_pred VALUES (1), (2);
-INSERT INTO t_exclusion VALUES (1), (2);
-INSERT INTO t_event VALUES (1), (2);
-INSERT INTO t_row_trigger VALUES (1), (2);
-INSERT INTO t_domain_refs VALUES (1), (2);
-INSERT INTO t_generated (id, other) VALUES (1, 1), (2, 2);
-INSERT INTO t_stats VALUES (1, 1), (2, 2);
-INSERT INTO t_view VALUES (1), (2);
+q -d attacks -f "$PROJECT_DIR/pgrx-tests/harness/sql/error_of.sql" >/dev/null
+# vector NAME TABLE SETUP MALLORY [PRELUDE]: a database of its own from the template, SETUP run in
+# it by the superuser, then MALLORY in a session of mallory's own; then every entry point on TABLE
+# (after PRELUDE), with the mechanism on and off.
+vector() {
+  local db="v_$1"
+  q -q -c "CREATE DATABASE $db TEMPLATE attacks" -c "ALTER DATABASE $db SET search_path = public, snowflake"
+  [ -z "$3" ] || q -q -d "$db" -c "$3"
+  [ -z "$4" ] || q -q -d "$db" -U mallory -c "$4"
+  local prelude=${5:-SELECT 1}
+  for mode in on off; do
+    local off=off
+    [ "$mode" = off ] && off=on
+    q -t -d "$db" <<SQL | sed "s/^/$1|mechanism $mode|/"
+SET snowflake.fault_run_as_caller = $off;
+SELECT try('column_dry', \$p\$$prelude\$p\$, \$q\$SELECT snowflake_convert_column('$2', 'id', recreate_views => true)\$q\$);
+SELECT try('column', \$p\$$prelude\$p\$, \$q\$SELECT snowflake_convert_column('$2', 'id', dry_run => false, recreate_views => true)\$q\$);
+SELECT try('all_dry', \$p\$$prelude\$p\$, \$q\$SELECT * FROM snowflake_convert_all(recreate_views => true)\$q\$);
+SELECT try('all', \$p\$$prelude\$p\$, \$q\$SELECT * FROM snowflake_convert_all(dry_run => false, recreate_views => true)\$q\$);
 SQL
-q -c "CREATE TABLE alice_t (id serial PRIMARY KEY)" -c "CREATE INDEX alice_t_evil ON alice_t (mallory.evil(id))" \
-  -c "ALTER TABLE alice_t OWNER TO alice"
-q -U alice -c "INSERT INTO alice_t VALUES (1), (2)"
-
-q -t -c "SELECT 'mallory is superuser before: ' || rolsuper FROM pg_roles WHERE rolname = 'mallory'"
-# attack VECTOR BEFORE CALL CONTROL: the conversion CALL (after the statement BEFORE), refused,
-# then the DDL CONTROL that it would run, unguarded and rolled back.
-attack() {
-  q -t <<SQL
-ALTER ROLE mallory NOSUPERUSER;
-${2:+$2;}
-SELECT '$1', e.state, e.message, 'mallory_superuser=' || r.rolsuper FROM error_of(\$\$$3\$\$) e, pg_roles r WHERE r.rolname = 'mallory';
-RESET SESSION AUTHORIZATION;
-RESET ROLE;
-BEGIN;
-$4;
-SELECT '$1', 'guard off', 'unguarded_superuser=' || rolsuper FROM pg_roles WHERE rolname = 'mallory';
-ROLLBACK;
-SQL
+  done
 }
-echo "== each vector: the conversion refused (42501), then the same DDL without the guard (rolled back)"
-attack inheritance_child "" "SELECT snowflake_convert_column('inh_parent', 'id', false)" \
-  "ALTER TABLE inh_parent ALTER COLUMN id TYPE bigint"
-attack set_role "SET ROLE mallory" "SELECT snowflake_convert_column('vault', 'id', false)" \
-  "SET ROLE mallory; ALTER TABLE vault ALTER COLUMN id TYPE bigint"
-attack set_session_authorization "SET SESSION AUTHORIZATION mallory" "SELECT snowflake_convert_column('vault', 'id', false)" \
-  "SET SESSION AUTHORIZATION mallory; ALTER TABLE vault ALTER COLUMN id TYPE bigint"
-attack references_check "" "SELECT snowflake_convert_column('ref_target', 'id', false)" \
-  "ALTER TABLE mallory.refs ALTER COLUMN ref_id TYPE bigint; ALTER TABLE ref_target ALTER COLUMN id TYPE bigint"
-attack check "" "SELECT snowflake_convert_column('t_check', 'id', false)" \
-  "ALTER TABLE t_check ALTER COLUMN id TYPE bigint"
-attack index_expression "" "SELECT snowflake_convert_column('t_index_expr', 'id', false)" \
-  "ALTER TABLE t_index_expr ALTER COLUMN id TYPE bigint"
-attack index_predicate "" "SELECT snowflake_convert_column('t_index_pred', 'id', false)" \
-  "ALTER TABLE t_index_pred ALTER COLUMN id TYPE bigint"
-attack exclusion_constraint "" "SELECT snowflake_convert_column('t_exclusion', 'id', false)" \
-  "ALTER TABLE t_exclusion ALTER COLUMN id TYPE bigint"
-# (Only a superuser creates an event trigger; this one calls mallory's function on every DDL.)
-q -c "CREATE EVENT TRIGGER evil ON ddl_command_end EXECUTE FUNCTION mallory.evil_ddl()"
-attack event_trigger "" "SELECT snowflake_convert_column('t_event', 'id', false)" \
-  "ALTER TABLE t_event ALTER COLUMN id TYPE bigint"
-q -c "DROP EVENT TRIGGER evil" -c "ALTER ROLE mallory NOSUPERUSER"
-attack row_trigger "" "SELECT snowflake_convert_column('t_row_trigger', 'id', false)" \
-  "ALTER TABLE t_row_trigger ALTER COLUMN id TYPE bigint"
-attack domain "" "SELECT snowflake_convert_column('t_domain', 'id', false)" \
-  "ALTER TABLE t_domain_refs ALTER COLUMN t_domain_id TYPE bigint; ALTER TABLE t_domain ALTER COLUMN id TYPE bigint"
-attack generated_column "" "SELECT snowflake_convert_column('t_generated', 'id', false)" \
-  "ALTER TABLE t_generated ALTER COLUMN id TYPE bigint"
-attack statistics "" "SELECT snowflake_convert_column('t_stats', 'id', false)" \
-  "ALTER TABLE t_stats ALTER COLUMN id TYPE bigint"
-attack view "" "SELECT snowflake_convert_column('t_view', 'id', false, recreate_views => true)" \
-  "DROP VIEW t_view_evil; ALTER TABLE t_view ALTER COLUMN id TYPE bigint;
-   CREATE VIEW t_view_evil AS SELECT id, mallory.evil(id) AS ok FROM t_view"
-echo "== the hints"
-q -t <<'SQL'
-SELECT DISTINCT hint FROM error_of($$SELECT snowflake_convert_column('t_check', 'id', false)$$);
-SET ROLE mallory;
-SELECT DISTINCT hint FROM error_of($$SELECT snowflake_convert_column('vault', 'id', false)$$);
-RESET ROLE;
-SQL
-echo "== the same rule for a role that is not a superuser: alice's index calls mallory's function"
-q -U alice -t -c "SELECT 'alice', state, message FROM error_of(\$\$SELECT snowflake_convert_column('alice_t', 'id', false)\$\$)"
-echo "== mallory converts her own table, connected as herself: her code runs as her, it converts"
-q -U mallory -t -c "SELECT 'mallory', state, message FROM error_of(\$\$SELECT snowflake_convert_column('mallory.own', 'id', false)\$\$)"
-q -t -c "SELECT 'mallory_superuser=' || rolsuper, (SELECT atttypid::regtype FROM pg_attribute WHERE attrelid = 'mallory.own'::regclass AND attname = 'id')
-         FROM pg_roles WHERE rolname = 'mallory'"
-echo "== a child table of another owner, without any code: refused by the ownership check (pg_inherits)"
-q -t -c "SELECT 'plain_child', state, message FROM error_of(\$\$SELECT snowflake_convert_column('plain_parent', 'id', true)\$\$)"
-echo "== a harmless function of mallory's in an index: refused; read and taken over by the superuser, it converts"
-q -t <<'SQL'
-SELECT 't_benign', state, message FROM error_of($$SELECT snowflake_convert_column('t_benign', 'id', false)$$);
-ALTER FUNCTION mallory.positive(bigint) OWNER TO postgres;
-SELECT 't_benign', state, message FROM error_of($$SELECT snowflake_convert_column('t_benign', 'id', false)$$);
-SELECT (SELECT atttypid::regtype FROM pg_attribute WHERE attrelid = 't_benign'::regclass AND attname = 'id') AS id_type,
-       (SELECT count(*) FROM t_benign) AS rows;
-SQL
+echo "== each vector, each entry point: the code's runner and the superuser flag; mechanism on, then off"
+vector cast mallory.t "" "CREATE SEQUENCE mallory.s; CREATE TABLE mallory.t (id mallory.e PRIMARY KEY DEFAULT nextval('mallory.s')); INSERT INTO mallory.t DEFAULT VALUES"
+vector check mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY, CHECK (mallory.evil(id))); INSERT INTO mallory.t DEFAULT VALUES"
+vector index_expression mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY); CREATE INDEX ON mallory.t (mallory.evil(id)); INSERT INTO mallory.t DEFAULT VALUES"
+vector index_predicate mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY); CREATE INDEX ON mallory.t (id) WHERE mallory.evil(id); INSERT INTO mallory.t DEFAULT VALUES"
+vector index_predicate_constant mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY); CREATE INDEX ON mallory.t (id) WHERE mallory.evil(1); INSERT INTO mallory.t DEFAULT VALUES"
+vector exclusion_constraint mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY, EXCLUDE USING btree (id WITH =) WHERE (mallory.evil(id))); INSERT INTO mallory.t DEFAULT VALUES"
+vector set_role mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY, CHECK (mallory.evil(id))); INSERT INTO mallory.t DEFAULT VALUES" "SET ROLE mallory"
+vector references_check ref_target "CREATE TABLE ref_target (id serial PRIMARY KEY); INSERT INTO ref_target DEFAULT VALUES; GRANT REFERENCES, SELECT ON ref_target TO mallory" "CREATE TABLE mallory.refs (ref_id int REFERENCES ref_target, CHECK (mallory.evil(ref_id))); INSERT INTO mallory.refs VALUES (1)"
+vector row_trigger mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY); INSERT INTO mallory.t DEFAULT VALUES; CREATE TRIGGER evil BEFORE INSERT OR UPDATE OR DELETE ON mallory.t FOR EACH ROW EXECUTE FUNCTION mallory.evil_row()"
+vector constraint_trigger mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY); INSERT INTO mallory.t DEFAULT VALUES; CREATE CONSTRAINT TRIGGER evil AFTER INSERT OR UPDATE ON mallory.t FOR EACH ROW EXECUTE FUNCTION mallory.evil_row()"
+vector rule mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY); INSERT INTO mallory.t DEFAULT VALUES; CREATE RULE evil AS ON UPDATE TO mallory.t DO ALSO SELECT mallory.evil(1)"
+vector policy mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY); INSERT INTO mallory.t DEFAULT VALUES; ALTER TABLE mallory.t ENABLE ROW LEVEL SECURITY; CREATE POLICY evil ON mallory.t USING (mallory.evil(1))"
+vector other_default mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY, other int DEFAULT mallory.evil_int()); INSERT INTO mallory.t (id, other) VALUES (1, 1)"
+vector generated_column mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY, other int, flag boolean GENERATED ALWAYS AS (mallory.evil(other)) STORED); INSERT INTO mallory.t (other) VALUES (1)"
+vector statistics mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY, other int); CREATE STATISTICS mallory.evil ON (mallory.evil(id)), other FROM mallory.t; INSERT INTO mallory.t (other) VALUES (1)"
+vector view mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY); INSERT INTO mallory.t DEFAULT VALUES; CREATE VIEW mallory.v AS SELECT id, mallory.evil(id) AS ok FROM mallory.t"
+vector domain t_domain "CREATE TABLE t_domain (id serial PRIMARY KEY); INSERT INTO t_domain DEFAULT VALUES; GRANT REFERENCES, SELECT ON t_domain TO mallory" "CREATE TABLE mallory.refs (t_domain_id mallory.checked REFERENCES t_domain); INSERT INTO mallory.refs VALUES (1)"
+vector inheritance_child parent "CREATE TABLE parent (id serial PRIMARY KEY); CREATE TABLE child () INHERITS (parent); ALTER TABLE child OWNER TO mallory" "INSERT INTO child VALUES (1); ALTER TABLE child ADD CHECK (mallory.evil(id))"
+vector partition parted "CREATE TABLE parted (id serial, region text, PRIMARY KEY (id, region)) PARTITION BY LIST (region); CREATE TABLE parted_eu (id int NOT NULL, region text NOT NULL); ALTER TABLE parted_eu OWNER TO mallory; ALTER TABLE parted ATTACH PARTITION parted_eu FOR VALUES IN ('eu')" "ALTER TABLE parted_eu ADD CHECK (mallory.evil(id)); INSERT INTO parted_eu VALUES (1, 'eu')"
+echo "== partitions and children of another owner: what the refusal prevents (the recursive ALTER TABLE as the parent's owner, restricted)"
+for t in inheritance_child:parent partition:parted; do
+  q -t -d "v_${t%%:*}" -c "SELECT '${t%%:*}', try('control', 'SELECT 1', \$q\$SELECT snowflake_internal.run_as_owner('postgres'::regrole, 'ALTER TABLE public.${t#*:} ALTER COLUMN id TYPE bigint')\$q\$)"
+done
+echo "== the refusals, with their hints"
+q -t -d v_inheritance_child -c "SELECT state, message, hint FROM error_of(\$\$SELECT snowflake_convert_column('parent', 'id', false)\$\$)"
+echo "== a custom type's btree operator class: only a superuser creates one"
+q -t -d attacks -U mallory -c "SELECT 'operator class', state, message FROM error_of(\$\$CREATE OPERATOR CLASS mallory.e_ops FOR TYPE mallory.e USING btree AS FUNCTION 1 enum_cmp(anyenum, anyenum)\$\$)"
+echo "== the mechanism refuses a caller without the owner's privileges (run_as_owner called directly)"
+q -t -d attacks -U mallory -c "SELECT 'direct', state, message FROM error_of(\$\$SELECT snowflake_internal.run_as_owner('postgres'::regrole, 'ALTER ROLE mallory SUPERUSER')\$\$)"
+q -t -d attacks -c "SELECT 'mallory superuser at the end: ' || rolsuper FROM pg_roles WHERE rolname = 'mallory'"

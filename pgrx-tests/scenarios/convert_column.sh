@@ -13,9 +13,12 @@
 # view, a generated column, a policy, a trigger's WHEN, a rule on a view, a view the user does not
 # own, a partition named instead of its root, a partition key column, an inherited column of a
 # foreign key on a partition or a child table, a referencing column that is a partition key or used
-# by a generated column, a non-integer column, a temporary table, a column without a sequence, a user who does not own the
-# tables (connected as itself, or a superuser acting as another role after SET ROLE), NULLs) leave nothing changed. Then pg_dump of the converted database restores into a new
-# one, which takes new rows too.
+# by a generated column, a non-integer column, a temporary table, a column without a sequence, a
+# user without the privileges of the tables' owners (connected as itself, or a superuser acting as
+# another role after SET ROLE), a view the caller cannot create again, NULLs) leave nothing
+# changed. A superuser converting a table that a table of mallory's references runs mallory's
+# CHECK as mallory. Then pg_dump of the converted database restores into a new one, which takes
+# new rows too.
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster main
 q() { psql_on main -X -A -F '|' --pset footer=off "$@"; }
@@ -199,17 +202,19 @@ CREATE ROLE bob LOGIN;
 CREATE TABLE bobs (id serial PRIMARY KEY);
 ALTER TABLE bobs OWNER TO bob;
 CREATE VIEW bobs_ids AS SELECT id FROM bobs;
--- A superuser acting as the owner (SET ROLE) is refused: the code it runs could RESET ROLE.
+-- A superuser acting as the owner (SET ROLE): the conversion runs as bob, restricted (no RESET
+-- ROLE back), and bob may neither act as the view's owner nor create the view again.
 SET ROLE bob;
 SELECT * FROM error_of($$SELECT snowflake_convert_column('bobs', 'id', false, recreate_views => true)$$);
 RESET ROLE;
 SQL
-# Connected as themselves: alice owns none of the tables, bob not the view.
+# Connected as themselves: alice has the privileges of none of the tables' owners, bob not of the view's.
 q -U alice -c "SELECT * FROM error_of(\$\$SELECT snowflake_convert_column('customers', 'id', false)\$\$)"
 q -U bob -c "SELECT * FROM error_of(\$\$SELECT snowflake_convert_column('bobs', 'id', false, recreate_views => true)\$\$)"
-echo "== a superuser converting runs no other role's code: a referencing table of another owner is refused"
+echo "== a superuser converting runs another role's code only as that role: a referencing table of mallory's"
 # mallory may reference vault (REFERENCES), owns a table whose foreign key references it and whose
-# CHECK calls mallory's function: ALTER COLUMN ... TYPE re-checks it on every row, as the caller.
+# CHECK calls mallory's function: ALTER COLUMN ... TYPE re-checks it on every row, as mallory, its
+# owner (pgrx-tests/scenarios/convert_attacks.sh has every vector, and the negative control).
 q <<'SQL'
 CREATE TABLE vault (id serial PRIMARY KEY, secret text);
 INSERT INTO vault(secret) VALUES ('s');
@@ -232,18 +237,13 @@ SQL
 # superuser a member of mallory (15 and later refuse it; ignored here).
 q -U mallory -c "DO \$\$ BEGIN EXECUTE 'GRANT mallory TO postgres'; EXCEPTION WHEN insufficient_privilege THEN NULL; END \$\$"
 q <<'SQL'
--- The attack: the superuser converts vault.
-SELECT * FROM error_of($$SELECT snowflake_convert_column('vault', 'id', false)$$);
-SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'mallory';
-SELECT atttypid::regtype AS vault_id_type FROM pg_attribute WHERE attrelid = 'vault'::regclass AND attname = 'id';
-SQL
-# What the hint says: the owner of the referencing table, connected as itself, widens its own column
-# (its CHECK runs as its owner), then the conversion alters only the superuser's own table.
-q -U mallory -c "ALTER TABLE mallory.refs ALTER COLUMN vault_id TYPE bigint"
-q <<'SQL'
+-- The attack: the superuser converts vault; mallory's CHECK runs, as mallory.
 SELECT * FROM snowflake_convert_column('vault', 'id', false);
 SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'mallory';
-SELECT (SELECT count(*) FROM mallory.refs) AS refs_rows, (SELECT atttypid::regtype FROM pg_attribute WHERE attrelid = 'vault'::regclass AND attname = 'id') AS vault_id_type;
+SELECT (SELECT count(*) FROM mallory.refs) AS refs_rows,
+       (SELECT atttypid::regtype FROM pg_attribute WHERE attrelid = 'vault'::regclass AND attname = 'id') AS vault_id_type,
+       (SELECT atttypid::regtype FROM pg_attribute WHERE attrelid = 'mallory.refs'::regclass AND attname = 'vault_id') AS refs_type,
+       (SELECT relowner::regrole FROM pg_class WHERE oid = 'mallory.refs'::regclass) AS refs_owner;
 DROP TABLE mallory.refs, vault;
 DROP FUNCTION mallory.harmless(bigint);
 DROP SCHEMA mallory;

@@ -13,8 +13,9 @@
 # pgEdge's snowflake.node = 5 is set too, and stays set (the prefix is not reserved then).
 # 1. pgEdge's ids decode under the pgedge layout to pgEdge's own node, count and time.
 # 2. Under the default epoch, pgEdge's ids are above every id this server would issue: every
-#    conversion refuses (22003) with pgEdge's epoch in its hint, and snowflake_convert_all()
-#    refuses every column together; nothing changes.
+#    conversion refuses (22003) with pgEdge's epoch in its hint, the dry run of
+#    snowflake_convert_all() is a plan giving each column its verdict, and its real run refuses
+#    every column together; nothing changes.
 # 3. With snowflake.epoch = pgEdge's: snowflake_convert_all() converts every key column (pgEdge's
 #    two forms, a bigserial), referenced tables first, in one transaction; every new id is above
 #    every old one and has pgEdge's format (node 5); the column's own sequence is dropped,
@@ -94,6 +95,8 @@ q -c "SELECT layout FROM snowflake_stats()"
 q -c "SELECT state, message, hint FROM error_of(\$\$SELECT snowflake_convert_column('orders', 'id')\$\$)" | stable
 q -c "SELECT state, message, hint FROM error_of(\$\$SELECT snowflake_convert_column('orders', 'id', dry_run => false, drop_sequence => false)\$\$)" | stable
 q -c "SELECT state, message, hint FROM error_of(\$\$SELECT snowflake_convert_column('events', 'id', dry_run => false)\$\$)" | stable
+# Its dry run is a plan, not an error: a row per column with its verdict.
+q -c "SELECT table_name, column_name, kind, converts, error_code, message, hint IS NOT NULL AS has_hint, cardinality(statements) AS statements FROM snowflake_convert_all()" | stable
 q -c "SELECT state, message, hint FROM error_of(\$\$SELECT * FROM snowflake_convert_all(dry_run => false)\$\$)" | stable
 # Its detail: each column refused, with its own SQLSTATE, message and hint.
 q -At 2>&1 <<'SQL' | stable
@@ -162,7 +165,7 @@ echo "nothing changed: $([ "$(catalog)" = "$before" ] && echo yes || echo NO)"
 echo "negative control: the guard switched off (in a transaction rolled back), the conversion runs and the next id is below old ones:"
 q -At <<'SQL'
 BEGIN;
-CREATE OR REPLACE FUNCTION ids.snowflake_convert_above(tbl regclass, col name, kind text, issue boolean)
+CREATE OR REPLACE FUNCTION snowflake_internal.convert_above(tbl regclass, col name, kind text, issue boolean)
 RETURNS void LANGUAGE sql AS $$ SELECT $$;
 SELECT count(*) > 0 AS converted FROM snowflake_convert_column('high', 'id', dry_run => false);
 INSERT INTO high DEFAULT VALUES RETURNING id < 9 * (1::bigint << 58) AS new_id_below_old;

@@ -34,6 +34,8 @@ static FAULT_HOLD_AT: GucSetting<Option<CString>> = GucSetting::<Option<CString>
 static FAULT_HOLD_MS: GucSetting<i32> = GucSetting::<i32>::new(60_000);
 #[cfg(feature = "fault_injection")]
 static FAULT_KEEP_WRITER_FLAG: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_RUN_AS_CALLER: GucSetting<bool> = GucSetting::<bool>::new(false);
 
 /// What the settings file said for the integer layout settings, read before they are defined:
 /// PostgreSQL replaces a value it cannot parse by the default with only a WARNING, and a layout
@@ -206,6 +208,14 @@ pub fn define(load_key_file: fn(String)) -> RawSettings {
             GucContext::Sighup,
             GucFlags::default(),
         );
+        GucRegistry::define_bool_guc(
+            c"snowflake.fault_run_as_caller",
+            c"TEST BUILDS ONLY: a conversion's statements run as the caller, not as the owner in a security-restricted operation.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the conversion's attack tests.",
+            &FAULT_RUN_AS_CALLER,
+            GucContext::Suset,
+            GucFlags::default(),
+        );
     }
     reserve_prefix();
     raw
@@ -224,6 +234,16 @@ pub fn fault_hold() -> Option<(String, u64)> {
 pub fn fault_keep_writer_flag() -> bool {
     #[cfg(feature = "fault_injection")]
     return FAULT_KEEP_WRITER_FLAG.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: whether a conversion's statements run as the caller (the mechanism of
+/// `sql_api/as_owner.rs` switched off); always false in every other build.
+#[inline(always)]
+pub fn fault_run_as_caller() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_RUN_AS_CALLER.get();
     #[cfg(not(feature = "fault_injection"))]
     false
 }

@@ -40,646 +40,6 @@ CREATE TYPE snowflake_stats AS (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE FUNCTION snowflake_convert_kind(tbl regclass, keynum int2) RETURNS text
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-SELECT CASE WHEN a.attidentity <> '' THEN 'identity'
-            WHEN d.expr LIKE 'nextval(%' THEN
-                CASE WHEN pg_get_serial_sequence(tbl::text, a.attname) IS NULL THEN 'nextval' ELSE 'serial' END
-            WHEN d.expr ~ '^snowflake\.nextval\((''([^'']|'''')*''::regclass)?\)$' THEN 'pgedge' END
-FROM pg_attribute a
-LEFT JOIN LATERAL (SELECT pg_get_expr(ad.adbin, ad.adrelid) AS expr FROM pg_attrdef ad
-                   WHERE ad.adrelid = a.attrelid AND ad.adnum = a.attnum) d ON true
-WHERE a.attrelid = tbl AND a.attnum = keynum AND NOT a.attisdropped
-$fn$;
-CREATE FUNCTION snowflake_convert_floor(tbl regclass, col name, kind text, issue boolean,
-                                        OUT max_id bigint, OUT first_id bigint, OUT hint text)
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-SET row_security = off
-AS $fn$
-DECLARE
-    lay record;
-    machine bigint;
-    clock timestamptz;
-    top bigint;
-    latest_epoch timestamptz;
-    pgedge_first bigint;
-BEGIN
-    EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO max_id;
-    BEGIN
-        SELECT * INTO lay FROM @extschema@.snowflake_layout();
-        machine := greatest(current_setting('snowflake.machine_id')::bigint, 0);
-        clock := @extschema@.snowflake_clock();
-        IF issue AND has_function_privilege('@extschema@.snowflake_nextval()', 'EXECUTE') THEN
-            first_id := @extschema@.snowflake_nextval();
-        ELSE
-            first_id := @extschema@.snowflake_from_timestamp(clock) | (machine << lay.sequence_bits);
-        END IF;
-    EXCEPTION WHEN others THEN
-        IF issue THEN
-            RAISE;
-        END IF;
-        RETURN;
-    END;
-    IF max_id IS NULL OR max_id < first_id THEN
-        RETURN;
-    END IF;
-    -- pgEdge's epoch, with this server's widths (pgEdge's are the defaults: 10 and 12).
-    pgedge_first := @extschema@.snowflake_from_timestamp(clock, '2023-01-01 00:00:00+00', lay.machine_bits,
-                                                         lay.sequence_bits, lay.time_unit_ms)
-                    | (machine << lay.sequence_bits);
-    IF pgedge_first > max_id AND (kind = 'pgedge' OR @extschema@.snowflake_timestamp(max_id, 'pgedge')
-                                  BETWEEN '2023-01-01 00:00:00+00' AND clock) THEN
-        hint := format('These are pgEdge snowflake ids (ms since 2023-01-01 << 22 | node << 12 | count): set '
-                       'snowflake.epoch = ''2023-01-01 00:00:00+00'' (pgEdge''s epoch) and snowflake.machine_id to '
-                       'pgEdge''s snowflake.node in postgresql.conf, restart, and convert: the first new id is then '
-                       'about %s. See "Switching from pgEdge snowflake" in the manual.', pgedge_first);
-        RETURN;
-    END IF;
-    -- The tick of max_id under this layout's widths: an epoch at least top + 1 ticks before now
-    -- puts the first new id above it. The latest such UTC midnight, if the field can hold it.
-    top := max_id >> (lay.machine_bits + lay.sequence_bits);
-    latest_epoch := date_trunc('day', (clock - (top + 1) * lay.time_unit_ms * interval '1 ms') AT TIME ZONE 'UTC')
-                    AT TIME ZONE 'UTC';
-    IF top + 1 >= (1::bigint << lay.timestamp_bits) OR latest_epoch < '1970-01-01 00:00:00+00' THEN
-        hint := format('No epoch of this layout starts new ids above %s (its timestamp field would have to count '
-                       'from before 1970): keep the column''s own default, or give the table a new key column.', max_id);
-    ELSE
-        hint := format('Set snowflake.epoch = ''%s'' or earlier in postgresql.conf (new ids then start above %s; the '
-                       'timestamp field then ends in %s), restart, and convert; or keep the column''s own default.',
-                       to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id,
-                       to_char((latest_epoch + (1::bigint << lay.timestamp_bits) * lay.time_unit_ms * interval '1 ms')
-                               AT TIME ZONE 'UTC', 'YYYY'));
-    END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_convert_key(tbl regclass, col name, OUT attnum int2, OUT atttypid regtype,
-                                      OUT attidentity "char", OUT kind text)
-LANGUAGE plpgsql VOLATILE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    rel record;
-    default_expr text;
-    max_id bigint;
-    first_id bigint;
-    fix text;
-    target text := tbl::text || '.' || quote_ident(col);
-BEGIN
-    SELECT c.relkind, c.relpersistence, c.relispartition INTO rel FROM pg_class c WHERE c.oid = tbl;
-    IF rel.relispartition THEN
-        RAISE EXCEPTION 'table % is a partition of %', tbl, pg_partition_root(tbl)
-            USING ERRCODE = '0A000', HINT = format('Convert the partitioned table from its root: '
-                  'snowflake_convert_column(%L, %L) converts every partition.', pg_partition_root(tbl)::text, col);
-    END IF;
-    IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = tbl) THEN
-        RAISE EXCEPTION 'table % inherits from %', tbl,
-                (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = tbl)
-            USING ERRCODE = '0A000', HINT = 'A column inherited from a parent table cannot change type on its own: '
-                  'convert it by hand from the parent (ALTER TABLE parent ALTER COLUMN ... TYPE bigint recurses).';
-    END IF;
-    IF rel.relkind NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION '% is not a table', tbl
-            USING ERRCODE = '42809', HINT = 'Name an ordinary or partitioned table whose key column has a sequence default.';
-    END IF;
-    IF rel.relpersistence = 't' THEN
-        RAISE EXCEPTION 'table % is temporary', tbl
-            USING ERRCODE = '0A000', HINT = 'A temporary table lives for one session: '
-                  'give it DEFAULT snowflake_nextval() when you create it.';
-    END IF;
-    SELECT a.attnum, a.atttypid, a.attidentity INTO attnum, atttypid, attidentity
-    FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column % does not exist', target
-            USING ERRCODE = '42703', HINT = 'Name the key column of the table, as \d shows it.';
-    END IF;
-    IF atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
-        RAISE EXCEPTION 'column % is of type %, not an integer', target, atttypid
-            USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns '
-                  '(serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
-    END IF;
-    kind := @extschema@.snowflake_convert_kind(tbl, attnum);
-    IF kind IS NULL THEN
-        default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = attnum), tbl);
-        -- A default of snowflake_nextval() is suggested only if new ids would start above the old.
-        BEGIN
-            SELECT f.max_id, f.first_id, f.hint INTO max_id, first_id, fix
-            FROM @extschema@.snowflake_convert_floor(tbl, col, NULL, false) f;
-        EXCEPTION WHEN insufficient_privilege THEN
-            first_id := NULL;
-        END;
-        RAISE EXCEPTION 'column % is not a serial, identity, DEFAULT nextval() or pgEdge DEFAULT snowflake.nextval() column (its default: %)',
-                target, coalesce(default_expr, 'none')
-            USING ERRCODE = '42804', HINT = CASE
-                WHEN max_id >= first_id THEN format('Its values reach %s, not below %s, the first id this server would '
-                     'give it: a snowflake_nextval() default would put new ids below old ones. ', max_id, first_id) || fix
-                WHEN first_id IS NOT NULL THEN 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... '
-                     'SET DEFAULT snowflake_nextval() (' || CASE WHEN max_id IS NULL THEN 'it holds no value yet'
-                     ELSE format('its largest value, %s, is below the first id this server would give it now', max_id)
-                     END || ').'
-                ELSE 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval(), '
-                     'once SELECT max(...) of the column is below snowflake_from_timestamp(now()).' END;
-    END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_convert_targets(tbl regclass, keynum int2)
-RETURNS TABLE (n int, relid oid, attnum int2, attname name, widen boolean)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-SELECT (row_number() OVER (ORDER BY t.k, t.conid))::int, t.relid, t.attnum, a.attname, a.atttypid <> 'bigint'::regtype
-FROM (SELECT DISTINCT ON (c.relid, c.attnum) c.* FROM (
-          SELECT 0 AS k, 0::oid AS conid, tbl::oid AS relid, keynum AS attnum
-          UNION ALL
-          SELECT 1, con.oid, con.conrelid, con.conkey[array_position(con.confkey, keynum)] FROM pg_constraint con
-          WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND keynum = ANY (con.confkey)) c
-      ORDER BY c.relid, c.attnum, c.k, c.conid) t
-JOIN pg_attribute a ON a.attrelid = t.relid AND a.attnum = t.attnum
-WHERE t.k = 0 OR a.atttypid <> 'bigint'::regtype
-ORDER BY 1
-$fn$;
-CREATE FUNCTION snowflake_convert_reach(tbl regclass, keynum int2)
-RETURNS TABLE (n int, relid oid, attnum int2, attname name, widen boolean, level int)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-WITH RECURSIVE tree(n, relid, attname, widen, level) AS (
-    SELECT t.n, t.relid, t.attname, t.widen, 0 FROM @extschema@.snowflake_convert_targets(tbl, keynum) t
-    UNION
-    SELECT t.n, i.inhrelid, t.attname, t.widen, t.level + 1 FROM tree t JOIN pg_inherits i ON i.inhparent = t.relid
-)
-SELECT DISTINCT ON (t.n, t.relid) t.n, t.relid, a.attnum, a.attname, t.widen, t.level
-FROM tree t JOIN pg_attribute a ON a.attrelid = t.relid AND a.attname = t.attname AND NOT a.attisdropped
-ORDER BY t.n, t.relid, t.level
-$fn$;
-CREATE FUNCTION snowflake_convert_views(tbl regclass, keynum int2)
-RETURNS TABLE (n int, view oid)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-WITH RECURSIVE uses(view, depth) AS (
-    SELECT r.ev_class, 0 FROM @extschema@.snowflake_convert_reach(tbl, keynum) w
-    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum
-                    AND d.classid = 'pg_rewrite'::regclass
-    JOIN pg_rewrite r ON r.oid = d.objid
-    WHERE w.widen AND r.ev_class <> w.relid
-    UNION ALL
-    SELECT r.ev_class, u.depth + 1 FROM uses u
-    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = u.view AND d.classid = 'pg_rewrite'::regclass
-    JOIN pg_rewrite r ON r.oid = d.objid
-    WHERE r.ev_class <> u.view
-)
-SELECT (row_number() OVER (ORDER BY max(depth), view::regclass::text))::int, view
-FROM uses GROUP BY view ORDER BY 1
-$fn$;
-CREATE FUNCTION snowflake_convert_foreign_code(tbl regclass, keynum int2)
-RETURNS TABLE (func regprocedure, owner name, used_by text)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-WITH RECURSIVE reach AS (SELECT * FROM @extschema@.snowflake_convert_reach(tbl, keynum)),
-uses(classid, objid, used_by) AS (
-    SELECT 'pg_constraint'::regclass::oid, c.oid, format('constraint %I of %s', c.conname, c.conrelid::regclass)
-    FROM pg_constraint c WHERE c.conrelid IN (SELECT relid FROM reach)
-    UNION ALL
-    SELECT 'pg_class'::regclass::oid, i.indexrelid, format('index %s', i.indexrelid::regclass)
-    FROM pg_index i WHERE i.indrelid IN (SELECT relid FROM reach)
-    UNION ALL
-    SELECT 'pg_attrdef'::regclass::oid, d.oid, format('generated column %s.%I', d.adrelid::regclass, a.attname)
-    FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
-    WHERE d.adrelid IN (SELECT relid FROM reach) AND a.attgenerated <> ''
-    UNION ALL
-    -- (PostgreSQL 14 records what a generated column's expression uses on the column itself.)
-    SELECT d.refclassid, d.refobjid, format('generated column %s.%I', a.attrelid::regclass, a.attname)
-    FROM pg_attribute a JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = a.attrelid
-                                        AND d.objsubid = a.attnum AND d.refclassid <> 'pg_class'::regclass
-    WHERE a.attrelid IN (SELECT relid FROM reach) AND a.attgenerated <> ''
-    UNION ALL
-    SELECT 'pg_statistic_ext'::regclass::oid, s.oid, format('statistics %s.%I', s.stxnamespace::regnamespace, s.stxname)
-    FROM pg_statistic_ext s WHERE s.stxrelid IN (SELECT relid FROM reach)
-    UNION ALL
-    SELECT 'pg_type'::regclass::oid, a.atttypid,
-           format('type %s of %s.%I', a.atttypid::regtype, r.relid::regclass, r.attname)
-    FROM reach r JOIN pg_attribute a ON a.attrelid = r.relid AND a.attnum = r.attnum
-    UNION ALL
-    SELECT 'pg_event_trigger'::regclass::oid, e.oid, format('event trigger %I', e.evtname)
-    FROM pg_event_trigger e WHERE e.evtenabled <> 'D'
-    UNION ALL
-    -- Not run by ALTER TABLE, but attached to what it alters or creates again: triggers, views.
-    SELECT 'pg_trigger'::regclass::oid, t.oid, format('trigger %I on %s', t.tgname, t.tgrelid::regclass)
-    FROM pg_trigger t WHERE t.tgrelid IN (SELECT relid FROM reach)
-    UNION ALL
-    SELECT 'pg_rewrite'::regclass::oid, r.oid, format('view %s', r.ev_class::regclass)
-    FROM pg_rewrite r WHERE r.ev_class IN (SELECT v.view FROM @extschema@.snowflake_convert_views(tbl, keynum) v)
-), walk(classid, objid, used_by) AS (
-    SELECT * FROM uses
-    UNION
-    SELECT e.classid, e.objid, w.used_by FROM walk w CROSS JOIN LATERAL (
-        -- What it uses (a function is not followed further: it is judged itself).
-        SELECT d.refclassid AS classid, d.refobjid AS objid FROM pg_depend d
-        WHERE d.classid = w.classid AND d.objid = w.objid AND w.classid <> 'pg_proc'::regclass
-          AND d.refclassid IN ('pg_proc'::regclass, 'pg_operator'::regclass, 'pg_type'::regclass,
-                               'pg_opclass'::regclass, 'pg_opfamily'::regclass, 'pg_constraint'::regclass)
-        UNION ALL
-        -- An operator family's operators and support functions; a domain's constraints.
-        SELECT d.classid, d.objid FROM pg_depend d
-        WHERE d.refclassid = w.classid AND d.refobjid = w.objid
-          AND ((w.classid = 'pg_opfamily'::regclass AND d.classid IN ('pg_amop'::regclass, 'pg_amproc'::regclass))
-               OR (w.classid = 'pg_type'::regclass AND d.classid = 'pg_constraint'::regclass))) e
-)
-SELECT p.oid::regprocedure, pg_get_userbyid(p.proowner), string_agg(DISTINCT w.used_by, ', ')
-FROM walk w JOIN pg_proc p ON w.classid = 'pg_proc'::regclass AND p.oid = w.objid
-WHERE p.pronamespace <> 'pg_catalog'::regnamespace
-  AND NOT EXISTS (SELECT 1 FROM pg_depend x WHERE x.classid = 'pg_proc'::regclass AND x.objid = p.oid AND x.deptype = 'e')
-  AND NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.oid = p.proowner)
-  AND NOT (p.proowner = current_user::regrole AND current_user = session_user)
-GROUP BY p.oid
-ORDER BY p.oid::regprocedure::text
-$fn$;
-CREATE FUNCTION snowflake_convert_view_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
-RETURNS TABLE (n int, k int, state text, message text, hint text)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-WITH views AS (SELECT * FROM @extschema@.snowflake_convert_views(tbl, keynum))
-SELECT 0, 1, '0A000', format('materialized views or rules use the columns that converting %s.%I widens: %s', tbl, col,
-                             string_agg(c.oid::regclass::text, ', ' ORDER BY c.oid::regclass::text)),
-       'A materialized view would have to be filled again: save its definition (pg_get_viewdef) and indexes, drop it, '
-       'convert, create it again and REFRESH it. A rule: save it (pg_get_ruledef), drop it, convert, create it again.'
-FROM views v JOIN pg_class c ON c.oid = v.view WHERE c.relkind <> 'v' HAVING count(*) > 0
-UNION ALL
-SELECT 0, 2, '2BP01', format('views use the columns that converting %s.%I widens: %s', tbl, col,
-                             string_agg(v.view::regclass::text, ', ' ORDER BY v.n)),
-       'Their types cannot change under a view: recreate_views => true drops the views and creates them again '
-       '(definition, options, owner, privileges, comments) in the same transaction.'
-FROM views v WHERE NOT recreate_views HAVING count(*) > 0
-UNION ALL
--- What stops a view from being dropped and created again, view by view.
-SELECT v.n, 3, '42501', format('permission denied: view %s is not owned by %s', v.view::regclass, current_user),
-       'Run the conversion as the owner of every view it recreates, or as a role that is a member of their owners.'
-FROM views v JOIN pg_class c ON c.oid = v.view WHERE NOT pg_has_role(c.relowner, 'USAGE')
-UNION ALL
-SELECT v.n, 4, '0A000', format('view %s has what recreating it would lose: %s', v.view::regclass, b.what),
-       'Save them, drop the view, convert with recreate_views => true, and add them again, in one transaction.'
-FROM views v CROSS JOIN LATERAL (SELECT string_agg(what, ', ') AS what FROM (
-        SELECT format('trigger %I', t.tgname) AS what FROM pg_trigger t WHERE t.tgrelid = v.view
-        UNION ALL SELECT format('rule %I', r.rulename) FROM pg_rewrite r WHERE r.ev_class = v.view AND r.rulename <> '_RETURN'
-        UNION ALL SELECT format('default of column %I', a.attname) FROM pg_attrdef d
-                  JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid = v.view) x) b
-WHERE b.what IS NOT NULL
-UNION ALL
--- What else DROP VIEW would refuse to drop under it (a function's BEGIN ATOMIC body, a policy).
-SELECT v.n, 5, '2BP01', format('view %s cannot be dropped and created again: it is used by %s', v.view::regclass, b.what),
-       'Save their definitions, drop them, convert with recreate_views => true, and create them again, in one transaction.'
-FROM views v CROSS JOIN LATERAL (
-    SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', '
-                      ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid)) AS what
-    FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = v.view AND d.deptype = 'n'
-                       AND d.classid <> 'pg_rewrite'::regclass) b
-WHERE b.what IS NOT NULL
-$fn$;
-CREATE FUNCTION snowflake_convert_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
-RETURNS TABLE (state text, message text, hint text)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-WITH reach AS (SELECT * FROM @extschema@.snowflake_convert_reach(tbl, keynum)),
-wide AS (SELECT * FROM reach WHERE widen),
-auth AS (SELECT a.usesysid AS role FROM pg_stat_get_activity(pg_backend_pid()) a),
--- Tables of another owner, those of the first target that has some (with its partitions, children).
-strange AS (SELECT r.* FROM reach r JOIN pg_class c ON c.oid = r.relid WHERE c.relowner <> current_user::regrole),
-blockers(k, state, objects, message, hint) AS (VALUES
-    (1, '0A000', (SELECT format('foreign key %s on %s references %s.%I, but its column %s.%I is inherited from %s',
-                                con.conname, con.conrelid::regclass, tbl, col, con.conrelid::regclass, a.attname,
-                                (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno)
-                                 FROM pg_inherits WHERE inhrelid = con.conrelid))
-                  FROM pg_constraint con JOIN pg_attribute a ON a.attrelid = con.conrelid
-                                                            AND a.attnum = con.conkey[array_position(con.confkey, keynum)]
-                  WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND keynum = ANY (con.confkey)
-                    AND a.attinhcount > 0 AND a.atttypid <> 'bigint'::regtype
-                  ORDER BY con.conrelid::regclass::text, con.conname LIMIT 1), '%2$s',
-     'An inherited column changes type only with its parent: widen it there first (ALTER TABLE parent ALTER COLUMN ... '
-     'TYPE bigint reaches every partition or child), in the same transaction, then convert.'),
-    (2, '42501', (SELECT quote_ident(r.rolname) FROM auth JOIN pg_roles r ON r.oid = auth.role
-                  WHERE r.rolsuper AND auth.role <> current_user::regrole::oid),
-     'permission denied: converting %s as %3$s in a session of the superuser %2$s',
-     'SET ROLE and SET SESSION AUTHORIZATION are no sandbox: code the conversion runs could RESET ROLE to the superuser. '
-     'Connect as the owner (a session authenticated as that role) to convert, or have the owner of each referencing '
-     'table of another owner widen its column first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.'),
-    (3, '42501', (SELECT string_agg(format('%s owned by %I (used by %s)', f.func, f.owner, f.used_by), ', '
-                                    ORDER BY f.func::text)
-                  FROM @extschema@.snowflake_convert_foreign_code(tbl, keynum) f),
-     'permission denied: converting %s would run functions of other roles than %3$s: %2$s',
-     'ALTER COLUMN TYPE re-checks the constraints and rebuilds the indexes of every table it alters, running their '
-     'functions with the caller''s or the table owner''s rights: it runs only functions built in, of an extension, or '
-     'owned by a superuser or by the calling role. Read each one: have its owner widen its own referencing columns first '
-     '(ALTER TABLE ... ALTER COLUMN ... TYPE bigint), or take it over (ALTER FUNCTION ... OWNER TO), or drop what uses it.'),
-    (4, '42501', (SELECT string_agg(format('%s (owned by %I)', s.relid::regclass, pg_get_userbyid(c.relowner)), ', '
-                                    ORDER BY s.level, s.relid::regclass::text)
-                  FROM strange s JOIN pg_class c ON c.oid = s.relid WHERE s.n = (SELECT min(n) FROM strange)),
-     'permission denied: converting %s alters tables that %3$s does not own: %2$s',
-     'Run the conversion as the owner of every table it alters (the table, its partitions and children, and the tables '
-     'whose foreign keys reference it with a column to widen), connected as that role; superuser power or membership in '
-     'the owner is not enough, since ALTER COLUMN TYPE checks their constraints as the caller. Have the owners of the '
-     'other referencing tables widen their columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint).'),
-    (5, '0A000', (SELECT string_agg(format('%s (partition key of %s)', quote_ident(w.attname), w.relid::regclass), ', '
-                                    ORDER BY w.relid::regclass::text, w.attnum)
-                  FROM wide w JOIN pg_partitioned_table pt ON pt.partrelid = w.relid
-                  WHERE w.attnum = ANY (pt.partattrs::int2[])),
-     'column %s cannot be widened to bigint: %s',
-     'PostgreSQL cannot change the type of a partition key column: create a table partitioned on a bigint column, copy '
-     'the rows into it (INSERT ... SELECT), and convert that one.'),
-    -- A generated column depends on the columns it uses through its pg_attrdef entry (15+) or
-    -- directly, as a column of the same table (14).
-    (6, '0A000', (SELECT string_agg(format('%s.%I (used by the generated column %I)',
-                                           w.relid::regclass, w.attname, g.attname), ', '
-                                    ORDER BY w.relid::regclass::text, w.attnum, g.attnum)
-                  FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
-                                              AND d.refobjsubid = w.attnum
-                  LEFT JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
-                  JOIN pg_attribute g ON g.attrelid = w.relid AND g.attnum <> w.attnum AND g.attgenerated <> ''
-                       AND g.attinhcount = 0
-                       AND ((d.classid = 'pg_attrdef'::regclass AND ad.adrelid = w.relid AND g.attnum = ad.adnum)
-                            OR (d.classid = 'pg_class'::regclass AND d.objid = w.relid AND g.attnum = d.objsubid))),
-     'generated columns use the columns that converting %s widens: %s',
-     'Drop the generated column, convert, and add it again (ALTER TABLE ... ADD COLUMN ... GENERATED ALWAYS AS (...) '
-     'STORED computes it anew), in one transaction.'),
-    (7, '0A000', (SELECT string_agg(DISTINCT format('%s.%I (used by the policy %I on %s)', w.relid::regclass, w.attname,
-                                                    p.polname, p.polrelid::regclass), ', ')
-                  FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
-                                              AND d.refobjsubid = w.attnum AND d.classid = 'pg_policy'::regclass
-                  JOIN pg_policy p ON p.oid = d.objid),
-     'row-level security policies use the columns that converting %s widens: %s',
-     'Save the policy''s definition (pg_policies), DROP POLICY, convert, and CREATE POLICY again, in one transaction.'),
-    (8, '0A000', (SELECT string_agg(DISTINCT format('%s.%I (used by the trigger %I on %s)', w.relid::regclass, w.attname,
-                                                    t.tgname, t.tgrelid::regclass), ', ')
-                  FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
-                                              AND d.refobjsubid = w.attnum AND d.classid = 'pg_trigger'::regclass
-                  JOIN pg_trigger t ON t.oid = d.objid),
-     'triggers use the columns that converting %s widens in their WHEN condition: %s',
-     'Save the trigger''s definition (pg_get_triggerdef), DROP TRIGGER, convert, and create it again, in one transaction.')
-)
-SELECT state, message, hint FROM (
-    SELECT 0 AS n, b.k, b.state, format(b.message, tbl::text || '.' || quote_ident(col), b.objects, current_user) AS message,
-           b.hint
-    FROM blockers b WHERE b.objects IS NOT NULL
-    UNION ALL
-    SELECT 1 + v.n, v.k, v.state, v.message, v.hint
-    FROM @extschema@.snowflake_convert_view_blockers(tbl, col, keynum, recreate_views) v) b
-ORDER BY n, k
-$fn$;
-CREATE FUNCTION snowflake_convert_view_ddl(v regclass)
-RETURNS SETOF text
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-SELECT ddl FROM (
-    SELECT 1 AS k, 0 AS attnum, '' AS grantee, false AS grantable,
-           format('CREATE VIEW %s%s AS %s', v, (SELECT ' WITH (' || string_agg(format('%s=%L', split_part(o, '=', 1),
-                                                       substr(o, strpos(o, '=') + 1)), ', ') || ')' FROM unnest(c.reloptions) o),
-                  rtrim(pg_get_viewdef(v), ';')) AS ddl
-    FROM pg_class c WHERE c.oid = v
-    UNION ALL
-    SELECT 2, 0, '', false, format('ALTER VIEW %s OWNER TO %I', v, pg_get_userbyid(c.relowner))
-    FROM pg_class c WHERE c.oid = v
-    UNION ALL
-    SELECT 3, g.attnum, pg_get_userbyid(g.grantee), g.is_grantable,
-           format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
-                  CASE WHEN g.attname IS NULL THEN '' ELSE format(' (%I)', g.attname) END, v,
-                  CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END,
-                  CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
-    FROM (SELECT NULL::name AS attname, 0 AS attnum, a.* FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = v
-          UNION ALL
-          SELECT at.attname, at.attnum, a.* FROM pg_attribute at, aclexplode(at.attacl) a
-          WHERE at.attrelid = v AND at.attnum > 0) g
-    WHERE g.grantee <> (SELECT relowner FROM pg_class WHERE oid = v)
-    GROUP BY g.attnum, g.attname, g.grantee, g.is_grantable
-    UNION ALL
-    SELECT 4, 0, '', false, format('COMMENT ON VIEW %s IS %L', v, obj_description(v, 'pg_class'))
-    WHERE obj_description(v, 'pg_class') IS NOT NULL
-    UNION ALL
-    SELECT 5, a.attnum, '', false, format('COMMENT ON COLUMN %s.%I IS %L', v, a.attname, col_description(v, a.attnum))
-    FROM pg_attribute a WHERE a.attrelid = v AND a.attnum > 0 AND col_description(v, a.attnum) IS NOT NULL) d
-ORDER BY k, attnum, grantee, grantable
-$fn$;
-CREATE FUNCTION snowflake_convert_above(tbl regclass, col name, kind text, issue boolean) RETURNS void
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    f record;
-BEGIN
-    SELECT * INTO f FROM @extschema@.snowflake_convert_floor(tbl, col, kind, issue);
-    IF f.max_id >= f.first_id THEN
-        RAISE EXCEPTION 'column %.% holds ids up to %, not below %, the first id this server would give it',
-                tbl, quote_ident(col), f.max_id, f.first_id
-            USING ERRCODE = '22003', HINT = f.hint;
-    END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true,
-                                         drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
-RETURNS SETOF text
-LANGUAGE plpgsql VOLATILE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    ext_schema name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-                        WHERE e.extname = 'pg_snowflake');
-    key record;
-    b record;
-    seq text;
-    users text;
-    ddl text[];
-    stmt text;
-BEGIN
-    SELECT * INTO key FROM @extschema@.snowflake_convert_key(tbl, col);
-    FOR b IN SELECT * FROM @extschema@.snowflake_convert_blockers(tbl, col, key.attnum, recreate_views) LOOP
-        RAISE EXCEPTION USING ERRCODE = b.state, MESSAGE = b.message, HINT = b.hint;
-    END LOOP;
-    -- A sequence it would drop that other defaults still use: refused, rather than half-way.
-    seq := pg_get_serial_sequence(tbl::text, col);
-    IF drop_sequence AND key.attidentity = '' AND seq IS NOT NULL THEN
-        SELECT string_agg(format('%s.%I', ad.adrelid::regclass, a.attname), ', '
-                          ORDER BY ad.adrelid::regclass::text, a.attname) INTO users
-        FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
-        JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
-        WHERE d.classid = 'pg_attrdef'::regclass AND d.refclassid = 'pg_class'::regclass
-          AND d.refobjid = seq::regclass
-          -- (the column's own default, and its copies on the partitions and children, go with it)
-          AND NOT EXISTS (SELECT 1 FROM @extschema@.snowflake_convert_reach(tbl, key.attnum) r
-                          WHERE r.n = 1 AND r.relid = ad.adrelid AND r.attnum = ad.adnum);
-        IF users IS NOT NULL THEN
-            RAISE EXCEPTION 'sequence % of %.% is the default of other columns too: %', seq, tbl, quote_ident(col), users
-                USING ERRCODE = '2BP01', HINT = 'Keep it with drop_sequence => false (no column owns it then), or '
-                      'convert those columns first.';
-        END IF;
-    END IF;
-    -- New ids above the old: checked against the clock first (no refusal below suggests a default
-    -- that would go below), then, to run, against an id issued with the table locked.
-    PERFORM @extschema@.snowflake_convert_above(tbl, col, key.kind, false);
-    -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
-    PERFORM @extschema@.snowflake_convert_citus_check(tbl, col,
-        ARRAY(SELECT t.relid FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n),
-        ARRAY(SELECT t.attname FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n));
-    -- The views are dropped deepest first, the columns widened, the views created shallowest first.
-    ddl := ARRAY(SELECT format('DROP VIEW %s', v.view::regclass)
-                 FROM @extschema@.snowflake_convert_views(tbl, key.attnum) v ORDER BY v.n DESC)
-        || ARRAY(SELECT format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', t.relid::regclass, t.attname)
-                 FROM @extschema@.snowflake_convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n);
-    IF key.attidentity <> '' THEN
-        -- The identity's own sequence goes with it.
-        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col) || ddl;
-    ELSE
-        -- The sequence goes (or is let go) before any type changes: Citus refuses ALTER COLUMN TYPE
-        -- on a column that owns a sequence.
-        IF seq IS NOT NULL THEN
-            ddl := CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
-                        ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END || ddl;
-        END IF;
-        ddl := format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col) || ddl;
-    END IF;
-    ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col, ext_schema)
-        || ARRAY(SELECT d FROM @extschema@.snowflake_convert_views(tbl, key.attnum) v,
-                 LATERAL @extschema@.snowflake_convert_view_ddl(v.view::regclass) WITH ORDINALITY AS x(d, k)
-                 ORDER BY v.n, x.k);
-    IF NOT dry_run THEN
-        -- Refuse before changing anything if this server cannot make ids, or would make them below
-        -- the column's: no row comes in meanwhile.
-        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
-        PERFORM @extschema@.snowflake_convert_above(tbl, col, key.kind, true);
-        FOREACH stmt IN ARRAY ddl LOOP
-            EXECUTE stmt;
-        END LOOP;
-    END IF;
-    RETURN QUERY SELECT unnest(ddl);
-END
-$fn$;
-CREATE FUNCTION snowflake_convert_citus_check(tbl regclass, col name, rels oid[], cols name[]) RETURNS void
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    d record;
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
-        RETURN;
-    END IF;
-    FOR d IN EXECUTE $q$
-        SELECT DISTINCT w.relid::regclass::text AS relid, w.attname, w.relid = $3 AS is_tbl
-        FROM unnest($1, $2) AS w(relid, attname) JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = w.relid
-        WHERE p.partkey IS NOT NULL AND pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) = w.attname
-        ORDER BY 3 DESC, 1$q$
-        USING ARRAY[tbl::oid] || rels, ARRAY[col] || cols, tbl::oid
-    LOOP
-        RAISE EXCEPTION '%', CASE WHEN d.is_tbl
-                THEN format('column %s.%I is the distribution column of the Citus table %s', tbl, col, d.relid)
-                ELSE format('converting %s.%I would widen %s.%I, the distribution column of the Citus table %s',
-                            tbl, col, d.relid, d.attname, d.relid) END
-            USING ERRCODE = '0A000', HINT = format('Citus cannot change a distribution column''s type or default '
-                '(cannot execute ALTER TABLE command involving partition column), and alter_distributed_table() cannot '
-                'either. Undistribute the table, convert, and distribute it again, in one transaction: '
-                'SELECT undistribute_table(%1$L); %2$s SELECT create_distributed_table(%1$L, %3$L); (undistribute_table '
-                'moves its rows to the coordinator, and needs cascade_via_foreign_keys => true when foreign keys link it '
-                'to other Citus tables: distribute those again too).',
-                d.relid, format('SELECT snowflake_convert_column(%L, %L, dry_run => false);', tbl::text, col), d.attname);
-    END LOOP;
-    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attidentity <> '')
-       AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = tbl) THEN
-        RAISE EXCEPTION 'column %.% is an identity column of the Citus table %', tbl, quote_ident(col), tbl
-            USING ERRCODE = '0A000', HINT = format('Citus cannot drop an identity (alter table command is currently '
-                'unsupported), and undistribute_table() refuses a table with one. Create a new table with %1$I bigint '
-                'DEFAULT snowflake_nextval() (CREATE TABLE new (LIKE %2$s INCLUDING ALL EXCLUDING IDENTITY), then ALTER '
-                'COLUMN %1$I SET DEFAULT), distribute it as %2$s is, copy the rows (INSERT ... SELECT), drop %2$s and '
-                'rename the new table, in one transaction; foreign keys and views on %2$s are yours to move.', col, tbl);
-    END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_convert_candidates()
-RETURNS TABLE (n int, relid oid, attname name, kind text)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-WITH RECURSIVE tables AS (
-    SELECT c.oid FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
-    WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence <> 't'
-      AND s.nspname NOT IN ('pg_catalog', 'information_schema') AND s.nspname NOT LIKE 'pg\_%'
-      AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)
-      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
-                                                  AND d.deptype = 'e')),
-cols AS (
-    SELECT DISTINCT t.oid AS relid, a.attnum, a.attname, @extschema@.snowflake_convert_kind(t.oid::regclass, a.attnum) AS kind
-    FROM tables t JOIN pg_constraint con ON con.conrelid = t.oid AND con.contype IN ('p', 'u')
-    JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = ANY (con.conkey) AND NOT a.attisdropped),
--- depth: how many foreign keys up a table reaches (at most 64: a cycle stops there).
-refs AS (SELECT DISTINCT con.conrelid AS child, con.confrelid AS parent FROM pg_constraint con
-         WHERE con.contype = 'f' AND con.conparentid = 0 AND con.conrelid <> con.confrelid),
-depth(relid, d) AS (
-    SELECT oid, 0 FROM tables
-    UNION
-    SELECT r.child, depth.d + 1 FROM depth JOIN refs r ON r.parent = depth.relid WHERE depth.d < 64)
-SELECT (row_number() OVER (ORDER BY (SELECT max(d) FROM depth WHERE depth.relid = c.relid),
-                                    c.relid::regclass::text, c.attnum))::int, c.relid, c.attname, c.kind
-FROM cols c WHERE c.kind IS NOT NULL
-ORDER BY 1
-$fn$;
-CREATE FUNCTION snowflake_convert_all(dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true,
-                                      recreate_views boolean DEFAULT false)
-RETURNS TABLE (table_name regclass, column_name name, kind text, max_id bigint, statements text[])
-LANGUAGE plpgsql VOLATILE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    c record;
-    planned jsonb := '[]';
-    refused text[] := '{}';
-    first_state text;
-    message text;
-    state text;
-    fix text;
-BEGIN
-    FOR c IN SELECT * FROM @extschema@.snowflake_convert_candidates() ORDER BY n LOOP
-        BEGIN
-            planned := planned || jsonb_build_object('relid', c.relid, 'attname', c.attname, 'kind', c.kind,
-                'max', (SELECT f.max_id FROM @extschema@.snowflake_convert_floor(c.relid::regclass, c.attname, c.kind, false) f),
-                'ddl', to_jsonb(ARRAY(SELECT @extschema@.snowflake_convert_column(c.relid::regclass, c.attname, true,
-                                                                              drop_sequence, recreate_views))));
-        EXCEPTION WHEN others THEN
-            GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, state = RETURNED_SQLSTATE, fix = PG_EXCEPTION_HINT;
-            first_state := coalesce(first_state, state);
-            refused := refused || format('%s.%I (%s): %s%s', c.relid::regclass, c.attname, state, message,
-                                         coalesce(' HINT: ' || nullif(fix, ''), ''));
-        END;
-    END LOOP;
-    IF cardinality(refused) > 0 THEN
-        -- (With the first refusal's SQLSTATE: the Errors page has a row for this message.)
-        RAISE EXCEPTION USING ERRCODE = first_state,
-            MESSAGE = format('snowflake_convert_all(): %s of %s key columns cannot be converted, so none is',
-                             cardinality(refused), cardinality(refused) + jsonb_array_length(planned)),
-            DETAIL = array_to_string(refused, E'\n'),
-                  HINT = 'Fix each as its hint says (or convert the others one at a time with snowflake_convert_column()), '
-                         'then run snowflake_convert_all() again.';
-    END IF;
-    FOR c IN SELECT * FROM jsonb_array_elements(planned) p(v) LOOP
-        table_name := (c.v ->> 'relid')::oid::regclass;
-        column_name := c.v ->> 'attname';
-        kind := c.v ->> 'kind';
-        max_id := (c.v ->> 'max')::bigint;
-        IF dry_run THEN
-            statements := ARRAY(SELECT jsonb_array_elements_text(c.v -> 'ddl'));
-        ELSE
-            statements := ARRAY(SELECT @extschema@.snowflake_convert_column(table_name, column_name, false,
-                                                                            drop_sequence, recreate_views));
-        END IF;
-        RETURN NEXT;
-    END LOOP;
-END
-$fn$;
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
 RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision, problems text[])
 LANGUAGE plpgsql VOLATILE
@@ -1191,6 +551,647 @@ AS 'MODULE_PATHNAME', 'snowflake_try_from_public_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE SCHEMA IF NOT EXISTS snowflake_internal;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."run_as_owner"(
+	"owner" oid,
+	"statement" TEXT
+) RETURNS bigint
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'run_as_owner_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE FUNCTION snowflake_internal.convert_kind(tbl regclass, keynum int2) RETURNS text
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT CASE WHEN a.attidentity <> '' THEN 'identity'
+            WHEN d.expr LIKE 'nextval(%' THEN
+                CASE WHEN pg_get_serial_sequence(tbl::text, a.attname) IS NULL THEN 'nextval' ELSE 'serial' END
+            WHEN d.expr ~ '^snowflake\.nextval\((''([^'']|'''')*''::regclass)?\)$' THEN 'pgedge' END
+FROM pg_attribute a
+LEFT JOIN LATERAL (SELECT pg_get_expr(ad.adbin, ad.adrelid) AS expr FROM pg_attrdef ad
+                   WHERE ad.adrelid = a.attrelid AND ad.adnum = a.attnum) d ON true
+WHERE a.attrelid = tbl AND a.attnum = keynum AND NOT a.attisdropped
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_floor(tbl regclass, col name, kind text, issue boolean,
+                                        OUT max_id bigint, OUT first_id bigint, OUT hint text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    lay record;
+    machine bigint;
+    clock timestamptz;
+    top bigint;
+    latest_epoch timestamptz;
+    pgedge_first bigint;
+BEGIN
+    max_id := snowflake_internal.run_as_owner((SELECT c.relowner FROM pg_class c WHERE c.oid = tbl),
+                                              format('SELECT max(%I)::bigint FROM %s', col, tbl));
+    BEGIN
+        SELECT * INTO lay FROM @extschema@.snowflake_layout();
+        machine := greatest(current_setting('snowflake.machine_id')::bigint, 0);
+        clock := @extschema@.snowflake_clock();
+        IF issue AND has_function_privilege('@extschema@.snowflake_nextval()', 'EXECUTE') THEN
+            first_id := @extschema@.snowflake_nextval();
+        ELSE
+            first_id := @extschema@.snowflake_from_timestamp(clock) | (machine << lay.sequence_bits);
+        END IF;
+    EXCEPTION WHEN others THEN
+        IF issue THEN
+            RAISE;
+        END IF;
+        RETURN;
+    END;
+    IF max_id IS NULL OR max_id < first_id THEN
+        RETURN;
+    END IF;
+    -- pgEdge's epoch, with this server's widths (pgEdge's are the defaults: 10 and 12).
+    pgedge_first := @extschema@.snowflake_from_timestamp(clock, '2023-01-01 00:00:00+00', lay.machine_bits,
+                                                         lay.sequence_bits, lay.time_unit_ms)
+                    | (machine << lay.sequence_bits);
+    IF pgedge_first > max_id AND (kind = 'pgedge' OR @extschema@.snowflake_timestamp(max_id, 'pgedge')
+                                  BETWEEN '2023-01-01 00:00:00+00' AND clock) THEN
+        hint := format('These are pgEdge snowflake ids (ms since 2023-01-01 << 22 | node << 12 | count): set '
+                       'snowflake.epoch = ''2023-01-01 00:00:00+00'' (pgEdge''s epoch) and snowflake.machine_id to '
+                       'pgEdge''s snowflake.node in postgresql.conf, restart, and convert: the first new id is then '
+                       'about %s. See "Switching from pgEdge snowflake" in the manual.', pgedge_first);
+        RETURN;
+    END IF;
+    -- The tick of max_id under this layout's widths: an epoch at least top + 1 ticks before now
+    -- puts the first new id above it. The latest such UTC midnight, if the field can hold it.
+    top := max_id >> (lay.machine_bits + lay.sequence_bits);
+    latest_epoch := date_trunc('day', (clock - (top + 1) * lay.time_unit_ms * interval '1 ms') AT TIME ZONE 'UTC')
+                    AT TIME ZONE 'UTC';
+    IF top + 1 >= (1::bigint << lay.timestamp_bits) OR latest_epoch < '1970-01-01 00:00:00+00' THEN
+        hint := format('No epoch of this layout starts new ids above %s (its timestamp field would have to count '
+                       'from before 1970): keep the column''s own default, or give the table a new key column.', max_id);
+    ELSE
+        hint := format('Set snowflake.epoch = ''%s'' or earlier in postgresql.conf (new ids then start above %s; the '
+                       'timestamp field then ends in %s), restart, and convert; or keep the column''s own default.',
+                       to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id,
+                       to_char((latest_epoch + (1::bigint << lay.timestamp_bits) * lay.time_unit_ms * interval '1 ms')
+                               AT TIME ZONE 'UTC', 'YYYY'));
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_key(tbl regclass, col name, OUT attnum int2, OUT atttypid regtype,
+                                      OUT attidentity "char", OUT kind text)
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    rel record;
+    default_expr text;
+    max_id bigint;
+    first_id bigint;
+    fix text;
+    target text := tbl::text || '.' || quote_ident(col);
+BEGIN
+    SELECT c.relkind, c.relpersistence, c.relispartition INTO rel FROM pg_class c WHERE c.oid = tbl;
+    IF rel.relispartition THEN
+        RAISE EXCEPTION 'table % is a partition of %', tbl, pg_partition_root(tbl)
+            USING ERRCODE = '0A000', HINT = format('Convert the partitioned table from its root: '
+                  'snowflake_convert_column(%L, %L) converts every partition.', pg_partition_root(tbl)::text, col);
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = tbl) THEN
+        RAISE EXCEPTION 'table % inherits from %', tbl,
+                (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = tbl)
+            USING ERRCODE = '0A000', HINT = 'A column inherited from a parent table cannot change type on its own: '
+                  'convert it by hand from the parent (ALTER TABLE parent ALTER COLUMN ... TYPE bigint recurses).';
+    END IF;
+    IF rel.relkind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '% is not a table', tbl
+            USING ERRCODE = '42809', HINT = 'Name an ordinary or partitioned table whose key column has a sequence default.';
+    END IF;
+    IF rel.relpersistence = 't' THEN
+        RAISE EXCEPTION 'table % is temporary', tbl
+            USING ERRCODE = '0A000', HINT = 'A temporary table lives for one session: '
+                  'give it DEFAULT snowflake_nextval() when you create it.';
+    END IF;
+    SELECT a.attnum, a.atttypid, a.attidentity INTO attnum, atttypid, attidentity
+    FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column % does not exist', target
+            USING ERRCODE = '42703', HINT = 'Name the key column of the table, as \d shows it.';
+    END IF;
+    IF atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
+        RAISE EXCEPTION 'column % is of type %, not an integer', target, atttypid
+            USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns '
+                  '(serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
+    END IF;
+    kind := snowflake_internal.convert_kind(tbl, attnum);
+    IF kind IS NULL THEN
+        default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = attnum), tbl);
+        -- A default of snowflake_nextval() is suggested only if new ids would start above the old.
+        BEGIN
+            SELECT f.max_id, f.first_id, f.hint INTO max_id, first_id, fix
+            FROM snowflake_internal.convert_floor(tbl, col, NULL, false) f;
+        EXCEPTION WHEN insufficient_privilege THEN
+            first_id := NULL;
+        END;
+        RAISE EXCEPTION 'column % is not a serial, identity, DEFAULT nextval() or pgEdge DEFAULT snowflake.nextval() column (its default: %)',
+                target, coalesce(default_expr, 'none')
+            USING ERRCODE = '42804', HINT = CASE
+                WHEN max_id >= first_id THEN format('Its values reach %s, not below %s, the first id this server would '
+                     'give it: a snowflake_nextval() default would put new ids below old ones. ', max_id, first_id) || fix
+                WHEN first_id IS NOT NULL THEN 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... '
+                     'SET DEFAULT snowflake_nextval() (' || CASE WHEN max_id IS NULL THEN 'it holds no value yet'
+                     ELSE format('its largest value, %s, is below the first id this server would give it now', max_id)
+                     END || ').'
+                ELSE 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval(), '
+                     'once SELECT max(...) of the column is below snowflake_from_timestamp(now()).' END;
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_targets(tbl regclass, keynum int2)
+RETURNS TABLE (n int, relid oid, attnum int2, attname name, widen boolean)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT (row_number() OVER (ORDER BY t.k, t.conid))::int, t.relid, t.attnum, a.attname, a.atttypid <> 'bigint'::regtype
+FROM (SELECT DISTINCT ON (c.relid, c.attnum) c.* FROM (
+          SELECT 0 AS k, 0::oid AS conid, tbl::oid AS relid, keynum AS attnum
+          UNION ALL
+          SELECT 1, con.oid, con.conrelid, con.conkey[array_position(con.confkey, keynum)] FROM pg_constraint con
+          WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND keynum = ANY (con.confkey)) c
+      ORDER BY c.relid, c.attnum, c.k, c.conid) t
+JOIN pg_attribute a ON a.attrelid = t.relid AND a.attnum = t.attnum
+WHERE t.k = 0 OR a.atttypid <> 'bigint'::regtype
+ORDER BY 1
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_reach(tbl regclass, keynum int2)
+RETURNS TABLE (n int, relid oid, attnum int2, attname name, widen boolean, level int)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH RECURSIVE tree(n, relid, attname, widen, level) AS (
+    SELECT t.n, t.relid, t.attname, t.widen, 0 FROM snowflake_internal.convert_targets(tbl, keynum) t
+    UNION
+    SELECT t.n, i.inhrelid, t.attname, t.widen, t.level + 1 FROM tree t JOIN pg_inherits i ON i.inhparent = t.relid
+)
+SELECT DISTINCT ON (t.n, t.relid) t.n, t.relid, a.attnum, a.attname, t.widen, t.level
+FROM tree t JOIN pg_attribute a ON a.attrelid = t.relid AND a.attname = t.attname AND NOT a.attisdropped
+ORDER BY t.n, t.relid, t.level
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_views(tbl regclass, keynum int2)
+RETURNS TABLE (n int, view oid)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH RECURSIVE uses(view, depth) AS (
+    SELECT r.ev_class, 0 FROM snowflake_internal.convert_reach(tbl, keynum) w
+    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum
+                    AND d.classid = 'pg_rewrite'::regclass
+    JOIN pg_rewrite r ON r.oid = d.objid
+    WHERE w.widen AND r.ev_class <> w.relid
+    UNION ALL
+    SELECT r.ev_class, u.depth + 1 FROM uses u
+    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = u.view AND d.classid = 'pg_rewrite'::regclass
+    JOIN pg_rewrite r ON r.oid = d.objid
+    WHERE r.ev_class <> u.view
+)
+SELECT (row_number() OVER (ORDER BY max(depth), view::regclass::text))::int, view
+FROM uses GROUP BY view ORDER BY 1
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_view_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
+RETURNS TABLE (n int, k int, state text, message text, hint text)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH views AS (SELECT * FROM snowflake_internal.convert_views(tbl, keynum))
+SELECT 0, 1, '0A000', format('materialized views or rules use the columns that converting %s.%I widens: %s', tbl, col,
+                             string_agg(c.oid::regclass::text, ', ' ORDER BY c.oid::regclass::text)),
+       'A materialized view would have to be filled again: save its definition (pg_get_viewdef) and indexes, drop it, '
+       'convert, create it again and REFRESH it. A rule: save it (pg_get_ruledef), drop it, convert, create it again.'
+FROM views v JOIN pg_class c ON c.oid = v.view WHERE c.relkind <> 'v' HAVING count(*) > 0
+UNION ALL
+SELECT 0, 2, '2BP01', format('views use the columns that converting %s.%I widens: %s', tbl, col,
+                             string_agg(v.view::regclass::text, ', ' ORDER BY v.n)),
+       'Their types cannot change under a view: recreate_views => true drops the views and creates them again '
+       '(definition, options, owner, privileges, comments) in the same transaction.'
+FROM views v WHERE NOT recreate_views HAVING count(*) > 0
+UNION ALL
+-- What stops a view from being dropped and created again, view by view.
+SELECT v.n, 3, '42501', format('permission denied: view %s cannot be created again by %I, who has no CREATE privilege '
+                               'on the schema %I', v.view::regclass, current_user, c.relnamespace::regnamespace::text),
+       'The views are created again by the caller of the conversion and given back to their owners: convert as a role '
+       'that may create them (GRANT CREATE ON SCHEMA ... TO ...), or save, drop and create the view yourself.'
+FROM views v JOIN pg_class c ON c.oid = v.view
+WHERE NOT has_schema_privilege(c.relnamespace, 'CREATE')
+UNION ALL
+SELECT v.n, 4, '0A000', format('view %s has what recreating it would lose: %s', v.view::regclass, b.what),
+       'Save them, drop the view, convert with recreate_views => true, and add them again, in one transaction.'
+FROM views v CROSS JOIN LATERAL (SELECT string_agg(what, ', ') AS what FROM (
+        SELECT format('trigger %I', t.tgname) AS what FROM pg_trigger t WHERE t.tgrelid = v.view
+        UNION ALL SELECT format('rule %I', r.rulename) FROM pg_rewrite r WHERE r.ev_class = v.view AND r.rulename <> '_RETURN'
+        UNION ALL SELECT format('default of column %I', a.attname) FROM pg_attrdef d
+                  JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid = v.view) x) b
+WHERE b.what IS NOT NULL
+UNION ALL
+-- What else DROP VIEW would refuse to drop under it (a function's BEGIN ATOMIC body, a policy).
+SELECT v.n, 5, '2BP01', format('view %s cannot be dropped and created again: it is used by %s', v.view::regclass, b.what),
+       'Save their definitions, drop them, convert with recreate_views => true, and create them again, in one transaction.'
+FROM views v CROSS JOIN LATERAL (
+    SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', '
+                      ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid)) AS what
+    FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = v.view AND d.deptype = 'n'
+                       AND d.classid <> 'pg_rewrite'::regclass) b
+WHERE b.what IS NOT NULL
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
+RETURNS TABLE (state text, message text, hint text)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH reach AS (SELECT * FROM snowflake_internal.convert_reach(tbl, keynum)),
+wide AS (SELECT * FROM reach WHERE widen),
+-- Partitions and children of another owner than the table whose ALTER TABLE recurses into them.
+strange AS (SELECT r.*, c.relowner AS owner, p.relid AS parent, pc.relowner AS parent_owner
+            FROM reach r JOIN pg_class c ON c.oid = r.relid
+            JOIN reach p ON p.n = r.n AND p.level = 0 JOIN pg_class pc ON pc.oid = p.relid
+            WHERE r.level > 0 AND c.relowner <> pc.relowner),
+blockers(k, state, objects, message, hint) AS (VALUES
+    (1, '0A000', (SELECT format('foreign key %s on %s references %s.%I, but its column %s.%I is inherited from %s',
+                                con.conname, con.conrelid::regclass, tbl, col, con.conrelid::regclass, a.attname,
+                                (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno)
+                                 FROM pg_inherits WHERE inhrelid = con.conrelid))
+                  FROM pg_constraint con JOIN pg_attribute a ON a.attrelid = con.conrelid
+                                                            AND a.attnum = con.conkey[array_position(con.confkey, keynum)]
+                  WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND keynum = ANY (con.confkey)
+                    AND a.attinhcount > 0 AND a.atttypid <> 'bigint'::regtype
+                  ORDER BY con.conrelid::regclass::text, con.conname LIMIT 1), '%2$s',
+     'An inherited column changes type only with its parent: widen it there first (ALTER TABLE parent ALTER COLUMN ... '
+     'TYPE bigint reaches every partition or child), in the same transaction, then convert.'),
+    (4, '42501', (SELECT string_agg(format('%s (owned by %I, under %s owned by %I)', s.relid::regclass,
+                                           pg_get_userbyid(s.owner), s.parent::regclass, pg_get_userbyid(s.parent_owner)),
+                                    ', ' ORDER BY s.n, s.level, s.relid::regclass::text)
+                  FROM strange s),
+     'permission denied: converting %s alters partitions or children of another owner than their parent: %2$s',
+     'ALTER TABLE ... ALTER COLUMN ... TYPE recurses from a table into its partitions and children as the table''s '
+     'owner, and PostgreSQL lets only their own owner alter them (their constraints and indexes would run with another '
+     'role''s rights). Give them to the owner of their parent (ALTER TABLE ... OWNER TO ...), then convert.'),
+    (5, '0A000', (SELECT string_agg(format('%s (partition key of %s)', quote_ident(w.attname), w.relid::regclass), ', '
+                                    ORDER BY w.relid::regclass::text, w.attnum)
+                  FROM wide w JOIN pg_partitioned_table pt ON pt.partrelid = w.relid
+                  WHERE w.attnum = ANY (pt.partattrs::int2[])),
+     'column %s cannot be widened to bigint: %s',
+     'PostgreSQL cannot change the type of a partition key column: create a table partitioned on a bigint column, copy '
+     'the rows into it (INSERT ... SELECT), and convert that one.'),
+    -- A generated column depends on the columns it uses through its pg_attrdef entry (15+) or
+    -- directly, as a column of the same table (14).
+    (6, '0A000', (SELECT string_agg(format('%s.%I (used by the generated column %I)',
+                                           w.relid::regclass, w.attname, g.attname), ', '
+                                    ORDER BY w.relid::regclass::text, w.attnum, g.attnum)
+                  FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
+                                              AND d.refobjsubid = w.attnum
+                  LEFT JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
+                  JOIN pg_attribute g ON g.attrelid = w.relid AND g.attnum <> w.attnum AND g.attgenerated <> ''
+                       AND g.attinhcount = 0
+                       AND ((d.classid = 'pg_attrdef'::regclass AND ad.adrelid = w.relid AND g.attnum = ad.adnum)
+                            OR (d.classid = 'pg_class'::regclass AND d.objid = w.relid AND g.attnum = d.objsubid))),
+     'generated columns use the columns that converting %s widens: %s',
+     'Drop the generated column, convert, and add it again (ALTER TABLE ... ADD COLUMN ... GENERATED ALWAYS AS (...) '
+     'STORED computes it anew), in one transaction.'),
+    (7, '0A000', (SELECT string_agg(DISTINCT format('%s.%I (used by the policy %I on %s)', w.relid::regclass, w.attname,
+                                                    p.polname, p.polrelid::regclass), ', ')
+                  FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
+                                              AND d.refobjsubid = w.attnum AND d.classid = 'pg_policy'::regclass
+                  JOIN pg_policy p ON p.oid = d.objid),
+     'row-level security policies use the columns that converting %s widens: %s',
+     'Save the policy''s definition (pg_policies), DROP POLICY, convert, and CREATE POLICY again, in one transaction.'),
+    (8, '0A000', (SELECT string_agg(DISTINCT format('%s.%I (used by the trigger %I on %s)', w.relid::regclass, w.attname,
+                                                    t.tgname, t.tgrelid::regclass), ', ')
+                  FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
+                                              AND d.refobjsubid = w.attnum AND d.classid = 'pg_trigger'::regclass
+                  JOIN pg_trigger t ON t.oid = d.objid),
+     'triggers use the columns that converting %s widens in their WHEN condition: %s',
+     'Save the trigger''s definition (pg_get_triggerdef), DROP TRIGGER, convert, and create it again, in one transaction.'),
+    -- The new default is set by the table's owner: it names snowflake_nextval() in its schema.
+    (9, '42501', (SELECT format('%I has no USAGE on the schema %I', pg_get_userbyid(c.relowner), e.extnamespace::regnamespace::text)
+                  FROM pg_class c, pg_extension e
+                  WHERE c.oid = tbl AND e.extname = 'pg_snowflake' AND NOT has_schema_privilege(c.relowner, e.extnamespace, 'USAGE')),
+     'permission denied: the owner of %s cannot name snowflake_nextval(): %s',
+     'The new default is set by the table''s owner, and every role that inserts runs it: GRANT USAGE ON SCHEMA (the '
+     'extension''s) to the owner and to those roles, and GRANT EXECUTE ON FUNCTION snowflake_nextval() to the roles that '
+     'insert, then convert.')
+)
+SELECT state, message, hint FROM (
+    SELECT 0 AS n, b.k, b.state, format(b.message, tbl::text || '.' || quote_ident(col), b.objects, current_user) AS message,
+           b.hint
+    FROM blockers b WHERE b.objects IS NOT NULL
+    UNION ALL
+    SELECT 1 + v.n, v.k, v.state, v.message, v.hint
+    FROM snowflake_internal.convert_view_blockers(tbl, col, keynum, recreate_views) v) b
+ORDER BY n, k
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_view_ddl(v regclass)
+RETURNS SETOF text
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT ddl FROM (
+    SELECT 1 AS k, 0 AS attnum, '' AS grantee, false AS grantable,
+           format('CREATE VIEW %s%s AS %s', v, (SELECT ' WITH (' || string_agg(format('%s=%L', split_part(o, '=', 1),
+                                                       substr(o, strpos(o, '=') + 1)), ', ') || ')' FROM unnest(c.reloptions) o),
+                  rtrim(pg_get_viewdef(v), ';')) AS ddl
+    FROM pg_class c WHERE c.oid = v
+    UNION ALL
+    SELECT 2, 0, '', false, format('ALTER VIEW %s OWNER TO %I', v, pg_get_userbyid(c.relowner))
+    FROM pg_class c WHERE c.oid = v
+    UNION ALL
+    SELECT 3, g.attnum, pg_get_userbyid(g.grantee), g.is_grantable,
+           format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
+                  CASE WHEN g.attname IS NULL THEN '' ELSE format(' (%I)', g.attname) END, v,
+                  CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END,
+                  CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+    FROM (SELECT NULL::name AS attname, 0 AS attnum, a.* FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = v
+          UNION ALL
+          SELECT at.attname, at.attnum, a.* FROM pg_attribute at, aclexplode(at.attacl) a
+          WHERE at.attrelid = v AND at.attnum > 0) g
+    WHERE g.grantee <> (SELECT relowner FROM pg_class WHERE oid = v)
+    GROUP BY g.attnum, g.attname, g.grantee, g.is_grantable
+    UNION ALL
+    SELECT 4, 0, '', false, format('COMMENT ON VIEW %s IS %L', v, obj_description(v, 'pg_class'))
+    WHERE obj_description(v, 'pg_class') IS NOT NULL
+    UNION ALL
+    SELECT 5, a.attnum, '', false, format('COMMENT ON COLUMN %s.%I IS %L', v, a.attname, col_description(v, a.attnum))
+    FROM pg_attribute a WHERE a.attrelid = v AND a.attnum > 0 AND col_description(v, a.attnum) IS NOT NULL) d
+ORDER BY k, attnum, grantee, grantable
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_above(tbl regclass, col name, kind text, issue boolean) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    f record;
+BEGIN
+    SELECT * INTO f FROM snowflake_internal.convert_floor(tbl, col, kind, issue);
+    IF f.max_id >= f.first_id THEN
+        RAISE EXCEPTION 'column %.% holds ids up to %, not below %, the first id this server would give it',
+                tbl, quote_ident(col), f.max_id, f.first_id
+            USING ERRCODE = '22003', HINT = f.hint;
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_statements(tbl regclass, col name, keynum int2, identity boolean,
+                                                      seq regclass, drop_sequence boolean)
+RETURNS TABLE (n int, relid oid, owner oid, statement text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT (row_number() OVER (ORDER BY s.k, s.i))::int, s.relid,
+       CASE WHEN s.k = 6 THEN (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) ELSE c.relowner END,
+       s.statement FROM (
+    SELECT 1 AS k, 0::bigint AS i, tbl::oid AS relid,
+           format('ALTER TABLE %s ALTER COLUMN %I %s', tbl, col, CASE WHEN identity THEN 'DROP IDENTITY'
+                                                                  ELSE 'DROP DEFAULT' END) AS statement
+    UNION ALL
+    -- (An identity's own sequence goes with it. Others go, or are let go, before any type changes:
+    -- Citus refuses ALTER COLUMN TYPE on a column that owns a sequence.)
+    SELECT 2, 0, seq, CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
+                           ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END
+    WHERE NOT identity AND seq IS NOT NULL
+    UNION ALL
+    SELECT 3, -v.n, v.view, format('DROP VIEW %s', v.view::regclass)
+    FROM snowflake_internal.convert_views(tbl, keynum) v
+    UNION ALL
+    SELECT 4, t.n, t.relid, format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', t.relid::regclass, t.attname)
+    FROM snowflake_internal.convert_targets(tbl, keynum) t WHERE t.widen
+    UNION ALL
+    SELECT 5, 0, tbl, format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col,
+                             (SELECT ns.nspname FROM pg_extension e JOIN pg_namespace ns ON ns.oid = e.extnamespace
+                              WHERE e.extname = 'pg_snowflake'))
+    UNION ALL
+    -- (Created again by the caller, restricted, and given back to their owner, as before the
+    -- conversion: parsing a view's definition runs no code of its functions, and its owner may have
+    -- no CREATE privilege on its schema.)
+    SELECT 6, v.n * 1000000 + x.k, v.view, x.d
+    FROM snowflake_internal.convert_views(tbl, keynum) v,
+         LATERAL snowflake_internal.convert_view_ddl(v.view::regclass) WITH ORDINALITY AS x(d, k)) s
+JOIN pg_class c ON c.oid = s.relid
+ORDER BY 1
+$fn$;
+CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true,
+                                         drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    key record;
+    b record;
+    seq text;
+    users text;
+    foreign_owners text;
+    owners oid[];
+    statements text[];
+BEGIN
+    SELECT * INTO key FROM snowflake_internal.convert_key(tbl, col);
+    FOR b IN SELECT * FROM snowflake_internal.convert_blockers(tbl, col, key.attnum, recreate_views) LOOP
+        RAISE EXCEPTION USING ERRCODE = b.state, MESSAGE = b.message, HINT = b.hint;
+    END LOOP;
+    -- A sequence it would drop that other defaults still use: refused, rather than half-way.
+    seq := pg_get_serial_sequence(tbl::text, col);
+    IF drop_sequence AND key.attidentity = '' AND seq IS NOT NULL THEN
+        SELECT string_agg(format('%s.%I', ad.adrelid::regclass, a.attname), ', '
+                          ORDER BY ad.adrelid::regclass::text, a.attname) INTO users
+        FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
+        JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+        WHERE d.classid = 'pg_attrdef'::regclass AND d.refclassid = 'pg_class'::regclass
+          AND d.refobjid = seq::regclass
+          -- (the column's own default, and its copies on the partitions and children, go with it)
+          AND NOT EXISTS (SELECT 1 FROM snowflake_internal.convert_reach(tbl, key.attnum) r
+                          WHERE r.n = 1 AND r.relid = ad.adrelid AND r.attnum = ad.adnum);
+        IF users IS NOT NULL THEN
+            RAISE EXCEPTION 'sequence % of %.% is the default of other columns too: %', seq, tbl, quote_ident(col), users
+                USING ERRCODE = '2BP01', HINT = 'Keep it with drop_sequence => false (no column owns it then), or '
+                      'convert those columns first.';
+        END IF;
+    END IF;
+    -- Every statement, planned in full before the first runs (the views are read before they are
+    -- dropped); each runs as the owner of what it touches: the caller must have their privileges.
+    SELECT array_agg(s.owner ORDER BY s.n), array_agg(s.statement ORDER BY s.n),
+           string_agg(DISTINCT format('%s (owned by %I)', s.relid::regclass, pg_get_userbyid(s.owner)), ', ')
+               FILTER (WHERE NOT pg_has_role(s.owner, 'USAGE'))
+    INTO owners, statements, foreign_owners
+    FROM snowflake_internal.convert_statements(tbl, col, key.attnum, key.attidentity <> '', seq::regclass,
+                                               drop_sequence) s;
+    IF foreign_owners IS NOT NULL THEN
+        RAISE EXCEPTION 'permission denied: converting %.% runs statements as owners whose privileges % does not have: %',
+                tbl, quote_ident(col), current_user, foreign_owners
+            USING ERRCODE = '42501', HINT = 'Each statement runs as the owner of what it alters (restricted, as VACUUM '
+                  'and ANALYZE run table code), for a caller that has that owner''s privileges: convert as a role that '
+                  'has them all (a superuser has), or have the owners of the other referencing tables widen their '
+                  'columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.';
+    END IF;
+    -- New ids above the old: checked against the clock first (no refusal below suggests a default
+    -- that would go below), then, to run, against an id issued with the table locked.
+    PERFORM snowflake_internal.convert_above(tbl, col, key.kind, false);
+    -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
+    PERFORM snowflake_internal.convert_citus_check(tbl, col,
+        ARRAY(SELECT t.relid FROM snowflake_internal.convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n),
+        ARRAY(SELECT t.attname FROM snowflake_internal.convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n));
+    IF NOT dry_run THEN
+        -- Refuse before changing anything if this server cannot make ids, or would make them below
+        -- the column's: no row comes in meanwhile.
+        PERFORM snowflake_internal.run_as_owner((SELECT c.relowner FROM pg_class c WHERE c.oid = tbl),
+                                                format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl));
+        PERFORM snowflake_internal.convert_above(tbl, col, key.kind, true);
+    END IF;
+    FOR i IN 1 .. cardinality(statements) LOOP
+        IF NOT dry_run THEN
+            PERFORM snowflake_internal.run_as_owner(owners[i], statements[i]);
+        END IF;
+        RETURN NEXT statements[i];
+    END LOOP;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_citus_check(tbl regclass, col name, rels oid[], cols name[]) RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    d record;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RETURN;
+    END IF;
+    FOR d IN EXECUTE $q$
+        SELECT DISTINCT w.relid::regclass::text AS relid, w.attname, w.relid = $3 AS is_tbl
+        FROM unnest($1, $2) AS w(relid, attname) JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = w.relid
+        WHERE p.partkey IS NOT NULL AND pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) = w.attname
+        ORDER BY 3 DESC, 1$q$
+        USING ARRAY[tbl::oid] || rels, ARRAY[col] || cols, tbl::oid
+    LOOP
+        RAISE EXCEPTION '%', CASE WHEN d.is_tbl
+                THEN format('column %s.%I is the distribution column of the Citus table %s', tbl, col, d.relid)
+                ELSE format('converting %s.%I would widen %s.%I, the distribution column of the Citus table %s',
+                            tbl, col, d.relid, d.attname, d.relid) END
+            USING ERRCODE = '0A000', HINT = format('Citus cannot change a distribution column''s type or default '
+                '(cannot execute ALTER TABLE command involving partition column), and alter_distributed_table() cannot '
+                'either. Undistribute the table, convert, and distribute it again, in one transaction: '
+                'SELECT undistribute_table(%1$L); %2$s SELECT create_distributed_table(%1$L, %3$L); (undistribute_table '
+                'moves its rows to the coordinator, and needs cascade_via_foreign_keys => true when foreign keys link it '
+                'to other Citus tables: distribute those again too).',
+                d.relid, format('SELECT snowflake_convert_column(%L, %L, dry_run => false);', tbl::text, col), d.attname);
+    END LOOP;
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attidentity <> '')
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = tbl) THEN
+        RAISE EXCEPTION 'column %.% is an identity column of the Citus table %', tbl, quote_ident(col), tbl
+            USING ERRCODE = '0A000', HINT = format('Citus cannot drop an identity (alter table command is currently '
+                'unsupported), and undistribute_table() refuses a table with one. Create a new table with %1$I bigint '
+                'DEFAULT snowflake_nextval() (CREATE TABLE new (LIKE %2$s INCLUDING ALL EXCLUDING IDENTITY), then ALTER '
+                'COLUMN %1$I SET DEFAULT), distribute it as %2$s is, copy the rows (INSERT ... SELECT), drop %2$s and '
+                'rename the new table, in one transaction; foreign keys and views on %2$s are yours to move.', col, tbl);
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_candidates()
+RETURNS TABLE (n int, relid oid, attname name, kind text)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH RECURSIVE tables AS (
+    SELECT c.oid FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+    WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence <> 't'
+      AND s.nspname NOT IN ('pg_catalog', 'information_schema') AND s.nspname NOT LIKE 'pg\_%'
+      AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)
+      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
+                                                  AND d.deptype = 'e')),
+cols AS (
+    SELECT DISTINCT t.oid AS relid, a.attnum, a.attname, snowflake_internal.convert_kind(t.oid::regclass, a.attnum) AS kind
+    FROM tables t JOIN pg_constraint con ON con.conrelid = t.oid AND con.contype IN ('p', 'u')
+    JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = ANY (con.conkey) AND NOT a.attisdropped),
+-- depth: how many foreign keys up a table reaches (at most 64: a cycle stops there).
+refs AS (SELECT DISTINCT con.conrelid AS child, con.confrelid AS parent FROM pg_constraint con
+         WHERE con.contype = 'f' AND con.conparentid = 0 AND con.conrelid <> con.confrelid),
+depth(relid, d) AS (
+    SELECT oid, 0 FROM tables
+    UNION
+    SELECT r.child, depth.d + 1 FROM depth JOIN refs r ON r.parent = depth.relid WHERE depth.d < 64)
+SELECT (row_number() OVER (ORDER BY (SELECT max(d) FROM depth WHERE depth.relid = c.relid),
+                                    c.relid::regclass::text, c.attnum))::int, c.relid, c.attname, c.kind
+FROM cols c WHERE c.kind IS NOT NULL
+ORDER BY 1
+$fn$;
+CREATE FUNCTION snowflake_convert_all(dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true,
+                                      recreate_views boolean DEFAULT false)
+RETURNS TABLE (table_name regclass, column_name name, kind text, max_id bigint, converts boolean,
+               error_code text, message text, hint text, statements text[])
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    c record;
+    planned jsonb := '[]';
+    refused text[] := '{}';
+    first_state text;
+BEGIN
+    FOR c IN SELECT * FROM snowflake_internal.convert_candidates() ORDER BY n LOOP
+        table_name := c.relid::regclass;
+        column_name := c.attname;
+        kind := c.kind;
+        max_id := NULL;
+        error_code := NULL;
+        message := NULL;
+        hint := NULL;
+        BEGIN
+            max_id := (SELECT f.max_id FROM snowflake_internal.convert_floor(table_name, column_name, kind, false) f);
+            statements := ARRAY(SELECT @extschema@.snowflake_convert_column(table_name, column_name, true,
+                                                                            drop_sequence, recreate_views));
+            converts := true;
+        EXCEPTION WHEN others THEN
+            GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, error_code = RETURNED_SQLSTATE, hint = PG_EXCEPTION_HINT;
+            hint := nullif(hint, '');
+            converts := false;
+            statements := NULL;
+            first_state := coalesce(first_state, error_code);
+            refused := refused || format('%s.%I (%s): %s%s', table_name, column_name, error_code, message,
+                                         coalesce(' HINT: ' || hint, ''));
+        END;
+        IF dry_run THEN
+            RETURN NEXT;
+        ELSE
+            planned := planned || jsonb_build_object('relid', c.relid, 'attname', c.attname, 'kind', c.kind,
+                                                     'max', max_id);
+        END IF;
+    END LOOP;
+    IF dry_run THEN
+        RETURN;
+    END IF;
+    IF cardinality(refused) > 0 THEN
+        -- (With the first refusal's SQLSTATE: the Errors page has a row for this message.)
+        RAISE EXCEPTION USING ERRCODE = first_state,
+            MESSAGE = format('snowflake_convert_all(): %s of %s key columns cannot be converted, so none is',
+                             cardinality(refused), jsonb_array_length(planned)),
+            DETAIL = array_to_string(refused, E'\n'),
+                  HINT = 'Fix each as its hint says (or convert the others one at a time with snowflake_convert_column()), '
+                         'then run snowflake_convert_all() again; its dry run shows every verdict.';
+    END IF;
+    FOR c IN SELECT * FROM jsonb_array_elements(planned) p(v) LOOP
+        table_name := (c.v ->> 'relid')::oid::regclass;
+        column_name := c.v ->> 'attname';
+        kind := c.v ->> 'kind';
+        max_id := (c.v ->> 'max')::bigint;
+        converts := true;
+        error_code := NULL;
+        message := NULL;
+        hint := NULL;
+        statements := ARRAY(SELECT @extschema@.snowflake_convert_column(table_name, column_name, false,
+                                                                        drop_sequence, recreate_views));
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
 COMMENT ON FUNCTION snowflake_nextval() IS
     'The next snowflake id of this server: 0 | timestamp | machine id | sequence, strictly increasing across all backends';
 COMMENT ON FUNCTION snowflake_decode(bigint) IS
@@ -1240,6 +1241,7 @@ COMMENT ON FUNCTION snowflake_peer_deadline(integer) IS
     'For snowflake_check_peers(): disarms this backend''s connect deadline (returns whether it fired), then arms it for ms, until the end of the transaction at most';
 COMMENT ON FUNCTION snowflake_dblink_poll(text, integer) IS
     'For snowflake_check_peers(): waits at most timeout_ms for the answer on the caller''s dblink link; refuses an answer that takes more than 64 kB or announces a message of more than 16 MB';
+GRANT USAGE ON SCHEMA snowflake_internal TO PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_nextval() FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_to_public(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_from_public(text) FROM PUBLIC;
@@ -1254,6 +1256,9 @@ COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interva
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean) IS
     'Turns a serial, identity, DEFAULT nextval() or pgEdge snowflake.nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); refuses a column whose values are not below the first new id; returns the DDL, runs it unless dry_run';
 COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
-    'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; refuses them all together if any is refused; a row per column; runs unless dry_run';
+    'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; a row per column with its verdict and statements; a dry run (the default) is a plan, a real run converts all or refuses them all together';
+COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column() and snowflake_convert_all(); not for direct use';
+COMMENT ON FUNCTION snowflake_internal.run_as_owner(oid, text) IS
+    'For the conversion: runs one statement as the given owner in a security-restricted operation (as VACUUM and ANALYZE run table code), for a caller that has that owner''s privileges; returns its first column as a bigint';
 /* </end connected objects> */
 

@@ -7,6 +7,7 @@
 //! The IMMUTABLE forms in `fixed_layout.rs` take the layout as arguments instead.
 //! STABLE still lets the planner use `snowflake_from_timestamp(...)` in an index condition.
 
+mod as_owner;
 mod compose;
 mod decode;
 mod fixed_layout;
@@ -26,8 +27,13 @@ pgrx::extension_sql_file!("../../../sql/types.sql", name = "types", bootstrap);
 pgrx::extension_sql_file!("../../../sql/comments.sql", name = "comments", finalize);
 // PL/pgSQL over dblink: network I/O stays far from the generator's path.
 pgrx::extension_sql_file!("../../../sql/check_peers.sql", name = "check_peers");
-// PL/pgSQL: catalog queries and DDL, run in the caller's transaction.
-pgrx::extension_sql_file!("../../../sql/convert_column.sql", name = "convert_column");
+// PL/pgSQL: catalog queries, and statements run as their relation's owner (as_owner.rs), in the
+// caller's transaction.
+pgrx::extension_sql_file!(
+    "../../../sql/convert_column.sql",
+    name = "convert_column",
+    requires = [as_owner::snowflake_internal::run_as_owner]
+);
 
 /// 2000-01-01, PostgreSQL's timestamp epoch, in milliseconds since 1970.
 const PG_EPOCH_MS: i64 = 946_684_800_000;
