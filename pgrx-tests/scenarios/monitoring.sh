@@ -1,7 +1,8 @@
 # majors: 15
 # Monitoring (docs/monitoring.md) with the real tools, Debian's prometheus-postgres-exporter 0.11.1
 # and prometheus 2.42's promtool (test.sh installs both): the rule file passes `promtool check
-# rules`, and `promtool test rules` runs a firing and a silent case of each alert; copies with an
+# rules`, and `promtool test rules` runs a firing and a silent case of each alert (the duplicate
+# machine id: within an id space, two clusters with one machine id silent); copies with an
 # alert's condition loosened or made slower must fail that test. The exporter, started with
 # monitoring/queries.yaml against a cluster after a known load (ids, clock steps back, a clock
 # wait given up), is scraped with curl: each metric's value and type against snowflake_stats()
@@ -21,14 +22,15 @@ promtool check rules "$MON/alerts.yaml" 2>&1 | sed "s#$MON/##; /^$/d"
 
 # Negative controls: each alert made to fire where it should not (its condition loosened), or
 # not to fire in time (its for: made long); the unit test must fail on every copy.
+# mutant WHAT FROM TO [TIMES]: FROM, which alerts.yaml has TIMES times (once by default), made TO.
 mutant() {
-  local what=$1 from=$2 to=$3 dir="$SCRATCH/mutant"
+  local what=$1 from=$2 to=$3 times=${4:-1} dir="$SCRATCH/mutant"
   rm -rf "$dir"; mkdir -p "$dir"
   cp "$MON/alerts_test.yaml" "$dir/"
-  python3 - "$MON/alerts.yaml" "$dir/alerts.yaml" "$from" "$to" <<'PY'
+  python3 - "$MON/alerts.yaml" "$dir/alerts.yaml" "$from" "$to" "$times" <<'PY'
 import sys
 text = open(sys.argv[1]).read()
-assert text.count(sys.argv[3]) == 1, f"not once in alerts.yaml: {sys.argv[3]}"
+assert text.count(sys.argv[3]) == int(sys.argv[5]), f"not {sys.argv[5]} times in alerts.yaml: {sys.argv[3]}"
 open(sys.argv[2], "w").write(text.replace(sys.argv[3], sys.argv[4]))
 PY
   if (cd "$dir" && promtool test rules alerts_test.yaml >/dev/null 2>&1); then
@@ -44,7 +46,9 @@ mutant "clock rollbacks, any value fires" "increase(snowflake_clock_rollbacks_to
 mutant "mark behind, without the last id's test" "and snowflake_high_water_mark_timestamp_seconds - snowflake_last_issued_timestamp_seconds < 0.25" ""
 mutant "mark behind, without the restart's test" "and snowflake_last_issued_timestamp_seconds > snowflake_stats_reset_timestamp_seconds" ""
 mutant "writer takeovers, any value fires" "increase(snowflake_writer_takeovers_total[15m]) > 0" "snowflake_writer_takeovers_total >= 0"
-mutant "duplicate machine id, standbys counted" 'snowflake_server_info{in_recovery="false", machine_id!=""}' 'snowflake_server_info{machine_id!=""}'
+mutant "duplicate machine id, standbys counted" 'snowflake_server_info{in_recovery="false", ' 'snowflake_server_info{' 2
+mutant "duplicate machine id, counted across id spaces" "count by (id_space, machine_id)" "count by (machine_id)"
+mutant "duplicate machine id, a server without id_space not in its job's space" '"id_space", "$1", "job", "(.*)"' '"id_space", "$1", "instance", "(.*)"'
 mutant "timestamp bits, two years ahead fires" "time() < 365 * 86400" "time() < 3 * 365 * 86400"
 mutant "timestamp bits, for: 3h" $'for: 1h\n' $'for: 3h\n'
 
