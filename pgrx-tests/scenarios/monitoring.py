@@ -4,6 +4,10 @@
                                                values snowflake_stats() and snowflake_layout() gave
   monitoring.py value SCRAPE NAME              the value of the one sample NAME (or "none")
   monitoring.py count SCRAPE PREFIX            how many samples have a name starting with PREFIX
+  monitoring.py page-lines PAGE FILE           the lines the page gives for the server's FILE
+                                               (pg_hba.conf, pg_ident.conf): its code block under
+                                               "<!-- test: skip ... writes these lines into its
+                                               server's FILE -->", as printed
 
 EXPECTED_JSON is one object: "columns" (snowflake_stats()'s columns, in order), "values" (metric
 name -> the value computed from the functions' row, independently of the queries file) and
@@ -98,6 +102,19 @@ def compare(scrape, expected_path):
         print(f"{name} ({kind}) matches snowflake_{'layout' if name in LAYOUT_METRICS else 'stats'}():", "yes" if same else "no")
 
 
+def page_lines(page, file):
+    """The code block of the page under its one directive that says the scenario writes its lines
+    into the server's `file`: the scenario configures its server as the page says."""
+    with open(page, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    mark = f"pgrx-tests/scenarios/monitoring.sh writes these lines into its server's {file} "
+    at = [i for i, line in enumerate(lines) if line.startswith("<!-- test: skip") and mark in line + " "]
+    if len(at) != 1 or not lines[at[0] + 1].startswith("```"):
+        raise SystemExit(f"{page}: not one code block under a directive saying {mark.strip()!r}")
+    end = lines.index("```", at[0] + 2)
+    print("\n".join(lines[at[0] + 2:end]))
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "compare":
@@ -105,6 +122,8 @@ def main():
     elif cmd == "value":
         found = [v for n, _, v in parse(sys.argv[2])[0] if n == sys.argv[3]]
         print(f"{found[0]:g}" if len(found) == 1 else "none" if not found else f"{len(found)} samples")
+    elif cmd == "page-lines":
+        page_lines(sys.argv[2], sys.argv[3])
     elif cmd == "count":
         print(sum(1 for n, _, _ in parse(sys.argv[2])[0] if n.startswith(sys.argv[3])))
     else:

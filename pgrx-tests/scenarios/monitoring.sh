@@ -1,8 +1,12 @@
 # majors: 15
 # Monitoring (docs/monitoring.md) with the real tools, Debian's prometheus-postgres-exporter 0.11.1
 # and prometheus 2.42's promtool (test.sh installs both): the rule file passes `promtool check
-# rules`, and `promtool test rules` runs a firing and a silent case of each alert; copies with an
-# alert's condition loosened or made slower must fail that test. The exporter, started with
+# rules`, and `promtool test rules` runs a firing and a silent case of each alert (the duplicate
+# machine id: within an id space, two clusters with one machine id silent); copies with an
+# alert's condition loosened or made slower must fail that test. The exporters run as the OS user
+# prometheus, as Debian runs them, against a server with Debian's peer authentication: without
+# the page's pg_ident.conf map the exporter cannot log in (pg_up 0, the error in its log), with
+# the page's lines (read from the page), reloaded, the same exporter does. The exporter, started with
 # monitoring/queries.yaml against a cluster after a known load (ids, clock steps back, a clock
 # wait given up), is scraped with curl: each metric's value and type against snowflake_stats()
 # and snowflake_layout(), as a role that has only pg_monitor (here with EXECUTE revoked from PUBLIC
@@ -11,7 +15,8 @@
 # pg_exporter_last_scrape_error 1, the exporter still serving; a database without the extension
 # gives no snowflake metric and no error (where a plain call of snowflake_stats() fails every
 # scrape); --auto-discover-databases with a second database with the extension repeats no series.
-# The exporters listen on 127.0.0.1 only, on free ports, and are stopped at the end.
+# The exporters listen on 127.0.0.1 only, on free ports, and are stopped at the end. Run as root
+# (the exporters are started as the OS user prometheus).
 MON=$PROJECT_DIR/monitoring
 PY=$PROJECT_DIR/pgrx-tests/scenarios/monitoring.py
 
@@ -21,14 +26,15 @@ promtool check rules "$MON/alerts.yaml" 2>&1 | sed "s#$MON/##; /^$/d"
 
 # Negative controls: each alert made to fire where it should not (its condition loosened), or
 # not to fire in time (its for: made long); the unit test must fail on every copy.
+# mutant WHAT FROM TO [TIMES]: FROM, which alerts.yaml has TIMES times (once by default), made TO.
 mutant() {
-  local what=$1 from=$2 to=$3 dir="$SCRATCH/mutant"
+  local what=$1 from=$2 to=$3 times=${4:-1} dir="$SCRATCH/mutant"
   rm -rf "$dir"; mkdir -p "$dir"
   cp "$MON/alerts_test.yaml" "$dir/"
-  python3 - "$MON/alerts.yaml" "$dir/alerts.yaml" "$from" "$to" <<'PY'
+  python3 - "$MON/alerts.yaml" "$dir/alerts.yaml" "$from" "$to" "$times" <<'PY'
 import sys
 text = open(sys.argv[1]).read()
-assert text.count(sys.argv[3]) == 1, f"not once in alerts.yaml: {sys.argv[3]}"
+assert text.count(sys.argv[3]) == int(sys.argv[5]), f"not {sys.argv[5]} times in alerts.yaml: {sys.argv[3]}"
 open(sys.argv[2], "w").write(text.replace(sys.argv[3], sys.argv[4]))
 PY
   if (cd "$dir" && promtool test rules alerts_test.yaml >/dev/null 2>&1); then
@@ -44,12 +50,20 @@ mutant "clock rollbacks, any value fires" "increase(snowflake_clock_rollbacks_to
 mutant "mark behind, without the last id's test" "and snowflake_high_water_mark_timestamp_seconds - snowflake_last_issued_timestamp_seconds < 0.25" ""
 mutant "mark behind, without the restart's test" "and snowflake_last_issued_timestamp_seconds > snowflake_stats_reset_timestamp_seconds" ""
 mutant "writer takeovers, any value fires" "increase(snowflake_writer_takeovers_total[15m]) > 0" "snowflake_writer_takeovers_total >= 0"
-mutant "duplicate machine id, standbys counted" 'snowflake_server_info{in_recovery="false", machine_id!=""}' 'snowflake_server_info{machine_id!=""}'
+mutant "duplicate machine id, standbys counted" 'snowflake_server_info{in_recovery="false", ' 'snowflake_server_info{' 2
+mutant "duplicate machine id, counted across id spaces" "count by (id_space, machine_id)" "count by (machine_id)"
+mutant "duplicate machine id, a server without id_space not in its job's space" '"id_space", "$1", "job", "(.*)"' '"id_space", "$1", "instance", "(.*)"'
 mutant "timestamp bits, two years ahead fires" "time() < 365 * 86400" "time() < 3 * 365 * 86400"
 mutant "timestamp bits, for: 3h" $'for: 1h\n' $'for: 3h\n'
 
-echo "-- a cluster"
+echo "-- a cluster, with Debian's peer authentication"
+[ "$(id -u)" = 0 ] || die "run as root: the exporters run as the OS user prometheus, as Debian runs them"
+id prometheus >/dev/null 2>&1 || die "no OS user prometheus (Debian's prometheus-postgres-exporter makes it)"
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" "snowflake.max_clock_wait = 500"
+# Debian's pg_hba.conf for the socket ("local all postgres peer", "local all all peer"), but for
+# the scenario's own psql, run as root as the superuser postgres: trust.
+hba() { printf '%s\n' "local all postgres trust" "$@" "local all all peer" | as_pg_owner tee "$SCRATCH/main/pg_hba.conf" >/dev/null; }
+hba
 start_cluster main
 create_extension main
 psql_on main -c "CREATE DATABASE plain" -c "CREATE DATABASE second"
@@ -58,7 +72,7 @@ create_extension main second
 psql_on main <<'SQL'
 REVOKE EXECUTE ON FUNCTION snowflake.snowflake_stats(), snowflake.snowflake_layout() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION snowflake.snowflake_stats(), snowflake.snowflake_layout() TO pg_monitor;
-CREATE ROLE monitor LOGIN IN ROLE pg_monitor;
+CREATE ROLE postgres_exporter LOGIN IN ROLE pg_monitor;
 CREATE ROLE nogrant LOGIN;
 SQL
 # The exporters: started here, stopped on exit.
@@ -70,14 +84,18 @@ stop_exporters() {
 }
 trap stop_exporters EXIT
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-# exporter NAME ROLE DB QUERIES [FLAGS...]: a postgres_exporter as ROLE on database DB of cluster
-# main, serving on 127.0.0.1:$port_NAME (its log in $SCRATCH/exporter_NAME.log), once it answers.
+# exporter NAME ROLE DB QUERIES [FLAGS...]: a postgres_exporter run as the OS user prometheus (as
+# Debian's service runs it), as ROLE on database DB of cluster main, over its socket, serving on
+# 127.0.0.1:$port_NAME (its log in $SCRATCH/exporter_NAME.log), once it answers. Its queries file
+# is a copy that the user prometheus can read.
 exporter() {
   local name=$1 role=$2 db=$3 queries=$4 port i
   shift 4
   port=$(free_port)
+  cp "$queries" "$SCRATCH/queries_$name.yaml" && chmod 644 "$SCRATCH/queries_$name.yaml"
   DATA_SOURCE_NAME="host=$SCRATCH port=$(port_of main) user=$role dbname=$db sslmode=disable" \
-    prometheus-postgres-exporter --web.listen-address="127.0.0.1:$port" --extend.query-path="$queries" \
+    setpriv --reuid=prometheus --regid=prometheus --init-groups \
+    prometheus-postgres-exporter --web.listen-address="127.0.0.1:$port" --extend.query-path="$SCRATCH/queries_$name.yaml" \
     --log.level=info "$@" >"$SCRATCH/exporter_$name.log" 2>&1 &
   exporter_pids+=($!)
   eval "port_$name=$port pid_$name=$!"
@@ -94,8 +112,33 @@ scrape() {
   curl -fsS "http://127.0.0.1:${!port_var}/metrics" >"$SCRATCH/scrape_${2:-$1}.txt"
 }
 alive() { local pid_var="pid_$1"; kill -0 "${!pid_var}" 2>/dev/null && echo yes || echo no; }
+
+echo "-- the exporter as the OS user prometheus, under peer authentication"
+# Negative control: as Debian leaves it, the exporter cannot log in as postgres_exporter.
+exporter good postgres_exporter postgres "$MON/queries.yaml"
+scrape good
+echo "without a map: pg_up $(python3 "$PY" value "$SCRATCH/scrape_good.txt" pg_up)"
+grep -o 'pq: Peer authentication failed for user \\"[a-z_]*\\"' "$SCRATCH/exporter_good.log" | sed 's/\\"/"/g' | sort -u | sed 's/^/  its log: /'
+# The page's lines, as printed there: the map in pg_ident.conf, and its line in pg_hba.conf above
+# "local all all peer"; and the same for the role without the grant (tested below).
+python3 "$PY" page-lines "$PROJECT_DIR/docs/monitoring.md" pg_ident.conf >"$SCRATCH/ident.lines"
+python3 "$PY" page-lines "$PROJECT_DIR/docs/monitoring.md" pg_hba.conf >"$SCRATCH/hba.lines"
+sed 's/^/  pg_ident.conf: /' "$SCRATCH/ident.lines"
+sed 's/^/  pg_hba.conf: /' "$SCRATCH/hba.lines"
+{ cat "$SCRATCH/ident.lines"; echo "prometheus prometheus nogrant"; } | as_pg_owner tee -a "$SCRATCH/main/pg_ident.conf" >/dev/null
+mapfile -t page_hba <"$SCRATCH/hba.lines"
+hba "${page_hba[@]}" "local all nogrant peer map=prometheus"
+psql_on main -At -c "SELECT pg_reload_conf()" >/dev/null
+# The same exporter, once the postmaster has read them.
+for _ in $(seq 1 50); do
+  scrape good
+  [ "$(python3 "$PY" value "$SCRATCH/scrape_good.txt" pg_up)" = 1 ] && break
+  sleep 0.1
+done
+echo "with the page's map, reloaded: pg_up $(python3 "$PY" value "$SCRATCH/scrape_good.txt" pg_up), pg_exporter_last_scrape_error $(python3 "$PY" value "$SCRATCH/scrape_good.txt" pg_exporter_last_scrape_error)"
+echo "the exporter runs as the OS user $(ps -o euser:32= -p "$pid_good" | tr -d ' ')"
+
 # Before any id: what snowflake_stats() has as NULL is NaN.
-exporter good monitor postgres "$MON/queries.yaml"
 scrape good fresh
 echo "before any id: snowflake_last_issued_timestamp_seconds $(python3 "$PY" value "$SCRATCH/scrape_fresh.txt" snowflake_last_issued_timestamp_seconds)," \
   "NULL in snowflake_stats(): $(psql_on main -At -c "SELECT last_issued IS NULL FROM snowflake_stats()")"
@@ -145,7 +188,7 @@ FROM snowflake_stats() s, snowflake_layout() l
 SQL
 }
 
-echo "-- the exporter as a role with pg_monitor"
+echo "-- the exporter as postgres_exporter, a role with pg_monitor"
 scrape good
 expected_json >"$SCRATCH/expected.json"
 python3 "$PY" compare "$SCRATCH/scrape_good.txt" "$SCRATCH/expected.json"
@@ -165,7 +208,7 @@ echo "pg_up $(python3 "$PY" value "$SCRATCH/scrape_good.txt" pg_up), pg_exporter
 echo "-- negative control: a copy of the queries file whose ids_issued_total reads mark_writes"
 sed 's/x.ids_issued AS ids_issued_total/x.mark_writes AS ids_issued_total/' "$MON/queries.yaml" >"$SCRATCH/broken.yaml"
 cmp -s "$MON/queries.yaml" "$SCRATCH/broken.yaml" && die "the broken copy is no different"
-exporter broken monitor postgres "$SCRATCH/broken.yaml"
+exporter broken postgres_exporter postgres "$SCRATCH/broken.yaml"
 scrape broken
 expected_json >"$SCRATCH/expected_broken.json"
 python3 "$PY" compare "$SCRATCH/scrape_broken.txt" "$SCRATCH/expected_broken.json" | grep -v ': yes$'
@@ -182,7 +225,7 @@ grep -o 'Error running query on database [^ ]*: snowflake pq: permission denied 
 echo "the exporter still serves: $(alive nogrant)"
 
 echo "-- a database without the extension"
-exporter plain monitor plain "$MON/queries.yaml"
+exporter plain postgres_exporter plain "$MON/queries.yaml"
 scrape plain
 sleep 0.5
 scrape plain
@@ -198,19 +241,19 @@ snowflake:
         usage: COUNTER
         description: "Ids issued"
 YAML
-exporter naive monitor plain "$SCRATCH/naive.yaml"
+exporter naive postgres_exporter plain "$SCRATCH/naive.yaml"
 scrape naive
 echo "a plain call instead: pg_exporter_last_scrape_error $(python3 "$PY" value "$SCRATCH/scrape_naive.txt" pg_exporter_last_scrape_error)"
 grep -o 'Error running query on database [^ ]*: snowflake pq: [^"]*\\"[^"]*\\"[^"]*' "$SCRATCH/exporter_naive.log" | head -n 1 \
   | sed 's/database [^ ]*:/database "...":/; s/\\"/"/g; s/^/  its log: /' 
 
 echo "-- --auto-discover-databases (database second has the extension too)"
-exporter discover monitor postgres "$MON/queries.yaml" --auto-discover-databases
+exporter discover postgres_exporter postgres "$MON/queries.yaml" --auto-discover-databases
 scrape discover
 echo "samples of snowflake_ids_issued_total: $(python3 "$PY" count "$SCRATCH/scrape_discover.txt" snowflake_ids_issued_total)"
 echo "pg_exporter_last_scrape_error $(python3 "$PY" value "$SCRATCH/scrape_discover.txt" pg_exporter_last_scrape_error)"
 # Negative control: without master: true each database with the extension gives its own series.
 sed '/^  master: true$/d' "$MON/queries.yaml" >"$SCRATCH/everywhere.yaml"
-exporter everywhere monitor postgres "$SCRATCH/everywhere.yaml" --auto-discover-databases
+exporter everywhere postgres_exporter postgres "$SCRATCH/everywhere.yaml" --auto-discover-databases
 code=$(curl -sS -o "$SCRATCH/scrape_everywhere.txt" -w '%{http_code}' "http://127.0.0.1:$port_everywhere/metrics")
 echo "without master: true, the scrape answers HTTP $code: $(grep -c 'was collected before with the same name and label values' "$SCRATCH/scrape_everywhere.txt" || true) series repeated"

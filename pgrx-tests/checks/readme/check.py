@@ -8,12 +8,18 @@ PROJECT_DIR; MANUAL_ROOT another checkout's README and docs, see manual.py); `RE
 writes what the server did into the pages instead (review the diff!). What it checks:
 
 1. SQL blocks. A ```sql block is run, in page order, in one database of a server configured as
-   the README's quick start says (shared_preload_libraries, snowflake.machine_id = 7, the key file
-   of the Public ids example, TimeZone UTC): the README's in the database `readme`, each page's
-   in a database of its own made from it (CREATE DATABASE ... TEMPLATE readme), so that a page
+   the README's quick start says (shared_preload_libraries, snowflake.machine_id = 7, TimeZone
+   UTC; no key file: a block sets one up as its page says, `key file` below): the README's in the
+   database `readme`, each page's in a database of its own made from it (CREATE DATABASE ... TEMPLATE readme), so that a page
    starts where the README ends, whatever the pages before it did. When a bare ``` block follows it directly, that block
    is psql's output and must match it. HTML comments right above a block steer the run, invisibly:
      <!-- test: setup SQL -->        SQL run first, its output not shown
+     <!-- test: key file -->         the key file that the block's comment describes, set up as the
+                                     reader does before running it: the file its
+                                     `snowflake.public_key_file = 'NAME'` names, in the data
+                                     directory, holding the key (32 or 64 hex characters) it shows,
+                                     the server's OS user's with mode 0600; the setting in
+                                     postgresql.conf; a reload
      <!-- test: varies col, col -->  those output columns differ from run to run (ids, times):
                                      compared as present, not by value
      <!-- test: peers name = conf, conf; name = ... -->
@@ -35,6 +41,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -48,7 +55,8 @@ LIBDIR = subprocess.run([os.environ["PG_CONFIG"], "--libdir"], capture_output=Tr
 SCRATCH = os.environ["SCRATCH"]
 ACCEPT = os.environ.get("README_ACCEPT") == "1"
 AS_ROOT = os.geteuid() == 0
-# The key of the README's Public ids example (published: an example, never a key to use).
+# The key of the Public ids example (published: an example, never a key to use), for the Errors
+# table's triggers that need a key file (with_key); the SQL blocks get theirs from the page.
 EXAMPLE_KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 
 SERVICE_FILE = os.path.join(SCRATCH, "pg_service.conf")
@@ -197,6 +205,31 @@ def check_blocks(all_pages, main):
     return ran, compared
 
 
+def key_file_as_the_block_says(page, first, code, main):
+    """`<!-- test: key file -->`: the server gets the key file that the block's comment describes,
+    as the reader sets it up (README, Public ids; the page's The key file): the file named by its
+    `snowflake.public_key_file = 'NAME'`, in the data directory, holding the key it shows, owned by
+    the server's OS user with mode 0600; the setting in postgresql.conf; a reload, waited for. A
+    block that does not say which file holds which key fails at its first line."""
+    name = re.search(r"snowflake\.public_key_file = '([\w.-]+)'", code)
+    key = re.search(r"\b([0-9a-f]{64}|[0-9a-f]{32})\b", code)
+    if not name or not key:
+        fail(page, first + 2, "a block under <!-- test: key file --> must say which file holds which key: "
+             "snowflake.public_key_file = '...' and the key (32 or 64 hex characters) in its comment")
+        return False
+    main.write_file(name.group(1), key.group(1) + "\n", mode="600")
+    main.append_conf([f"snowflake.public_key_file = '{name.group(1)}'"])
+    main.psql("SELECT pg_reload_conf();")
+    # The postmaster reads the file when it applies the setting (its assign hook): a new session
+    # that shows the setting was forked after that.
+    for _ in range(100):
+        if main.psql("SHOW snowflake.public_key_file;", extra=["-A", "-t"]).stdout.strip() == name.group(1):
+            return True
+        time.sleep(0.1)
+    fail(page, first + 2, f"the server did not take snowflake.public_key_file = '{name.group(1)}' within 10 s of a reload")
+    return False
+
+
 def check_page_blocks(page, main, db):
     lines = page.lines
     blocks = sql_blocks(lines)
@@ -211,6 +244,8 @@ def check_page_blocks(page, main, db):
         for d in directives:
             if d.startswith("peers "):
                 start_peers(d[6:])
+        if "key file" in directives and not key_file_as_the_block_says(page, first, code, main):
+            continue
         for d in directives:
             if d.startswith("setup "):
                 try:
@@ -528,8 +563,9 @@ def check_quotes(all_pages):
 def main():
     all_pages = manual.pages()
     quotes = check_quotes(all_pages)
-    server = Cluster("main", ["shared_preload_libraries = 'pg_snowflake'", "snowflake.machine_id = 7",
-                              "snowflake.public_key_file = 'snowflake.key'"], key=EXAMPLE_KEY)
+    # As the README's quick start configures it: no key file (the blocks that need one set it up
+    # as their page says: <!-- test: key file -->).
+    server = Cluster("main", ["shared_preload_libraries = 'pg_snowflake'", "snowflake.machine_id = 7"])
     server.start()
     # The README's blocks run in `readme`, the reference is read in `postgres`: both set up as
     # Install says (manual.install_sql: the README's own statements).
