@@ -52,6 +52,17 @@ pub fn write_with(shared: &SharedState, unix_ms: i64, before_rename: impl FnOnce
         .map_err(|e| Error::MarkWrite { reason: e.to_string(), os_error: e.raw_os_error() })
 }
 
+/// The mark file as redo writes it (`lifecycle::replay` decides when, and what a failure means).
+pub struct RedoFile;
+
+impl pg_snowflake_core::host::MarkFile for RedoFile {
+    fn write_mark_file(&mut self, unix_ms: i64, stamped: &pg_snowflake_core::Layout) -> Result<(), Error> {
+        let machine_id = server_config::machine_id_or_unset();
+        mark_file::write(&data_dir(), unix_ms, machine_id, stamped, system_identifier(), || {})
+            .map_err(|e| Error::MarkWrite { reason: e.to_string(), os_error: e.raw_os_error() })
+    }
+}
+
 /// The file's path, for messages.
 pub fn path() -> PathBuf {
     data_dir().join(mark_file::FILE_NAME)

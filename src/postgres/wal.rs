@@ -129,19 +129,23 @@ mod imp {
             return; // nothing can be issued with this configuration; the file is left as it is
         };
         let refused_before = shared.refused.layout().is_some();
-        let raised = lifecycle::replay(shared, layout, &lease);
+        if let Err(e) = lifecycle::replay(shared, layout, &lease, &mut mark_store::RedoFile) {
+            // The core's decision: recovery stops at this record (the startup process exits, and
+            // the server with it), so that it is replayed again once the file can be written.
+            let report = pgrx::pg_sys::panic::ErrorReport::new(
+                errors::sqlstate(&e),
+                format!(
+                    "pg_snowflake: could not make the replayed high-water mark durable in {:?}: {}",
+                    mark_store::path(),
+                    e.message()
+                ),
+                "pg_snowflake redo",
+            )
+            .set_hint("Recovery stops here and replays this lease again at the next start: free space or fix the file's permissions, then start the server.");
+            report.report(pgrx::PgLogLevel::FATAL);
+        }
         if let (false, Some(old)) = (refused_before, shared.refused.layout()) {
             errors::warn_at_start(&pg_snowflake_core::Error::LayoutChanged { old, new: *layout });
-        }
-        if let Some(ms) = raised {
-            if let Err(e) = mark_store::write(shared, ms) {
-                // Shared memory has the mark; a restart before the next record would start from
-                // the older file. Say so loudly.
-                pgrx::warning!(
-                    "pg_snowflake: could not write the replayed high-water mark to {:?}: {e}",
-                    mark_store::path()
-                );
-            }
         }
     }
 

@@ -3,6 +3,7 @@
 //! tests with a fake clock. The lease protocol needs only a [`MarkStore`].
 
 use crate::error::Error;
+use crate::layout::Layout;
 use crate::mark_writer::MarkWriter;
 use crate::state::SharedState;
 use std::sync::atomic::Ordering::Relaxed;
@@ -31,6 +32,12 @@ pub trait MarkStore {
     /// Makes `unix_ms` the durable high-water mark before returning, saying each step to `writer`
     /// as it begins (the processes that wait for it see what it is doing).
     fn persist_mark(&mut self, unix_ms: i64, writer: &MarkWriter) -> Result<(), Error>;
+}
+
+/// The mark file alone, for a lease replayed from the WAL (its record is durable already).
+pub trait MarkFile {
+    /// Makes `unix_ms` the mark on disk, stamped with `stamped`, before returning.
+    fn write_mark_file(&mut self, unix_ms: i64, stamped: &Layout) -> Result<(), Error>;
 }
 
 /// The processes that may hold the mark writer's flag.

@@ -10,6 +10,7 @@
 //! `snowflake.accept_layout_change` names it.
 
 use crate::error::Error;
+use crate::host::MarkFile;
 use crate::layout::Layout;
 use crate::lease;
 use crate::lease_record::LeaseRecord;
@@ -27,6 +28,12 @@ pub(crate) enum Off {
     RefusalKept,
     /// A replayed lease's layout is not compared with this server's.
     ReplayedLayout,
+    /// The bug of issue 42 (finding 1): a replayed mark that cannot be made durable is only
+    /// warned about, and recovery goes on past its record with the file behind.
+    ReplayWriteChecked,
+    /// The bug of issue 42 (finding 2): a replayed lease of the layout this start accepted
+    /// refuses again.
+    ReplayAcceptance,
 }
 
 #[cfg(test)]
@@ -75,6 +82,7 @@ pub fn start(found: Result<Option<MarkRecord>, String>, facts: &Facts, now_ms: i
             let verdict = start_check::assess(&found, facts);
             started.notes = verdict.notes;
             started.accepted_below = verdict.accepted_below;
+            started.shared.accepted.set(verdict.accepted_layout.as_ref());
             if let Some(old) = verdict.refused_layout {
                 started.refused = Some(Error::LayoutChanged { old, new: *layout });
                 started.shared.refused.set(Some(&old));
@@ -108,18 +116,38 @@ pub fn at_clean_stop(shared: &SharedState, layout: &Layout) -> Option<i64> {
     lease::final_mark(shared, layout)
 }
 
-/// A lease record replayed from the WAL: the mark rises (never falls); returns the mark to make
-/// durable at once, if it rose. The latest layout on record decides: a record written under
+/// A lease record replayed from the WAL: the mark rises (never falls), and a mark that rose is
+/// made durable in the file at once. The latest layout on record decides: a record written under
 /// another layout than this server's refuses generation (a promoted standby would issue ids that
-/// do not compare with its primary's), and the mark made durable records that layout, so that a
-/// change is accepted only at a start, by `snowflake.accept_layout_change` naming it, as any
+/// do not compare with its primary's), unless it is the change this start accepted (crash recovery
+/// of the leases written before the change), and the mark made durable records that layout, so
+/// that a change is accepted only at a start, by `snowflake.accept_layout_change` naming it, as any
 /// other; a record of this server's layout lifts a refusal (its primary changed to it).
-pub fn replay(shared: &SharedState, layout: &Layout, lease: &LeaseRecord) -> Option<i64> {
+///
+/// `Err`: the mark could not be made durable. Recovery must stop at this record, not go on: the
+/// record is replayed again at the next start, since no checkpoint or restartpoint can pass it.
+/// Going on would leave the file behind memory, and a server restarted before it issues an id
+/// (whose clean stop then writes nothing), or crashed after the end-of-recovery checkpoint moved
+/// past the record, would start below ids its primary issued. A warning and a flag "the file is
+/// behind" cannot cover that crash: only the WAL can, and only while redo has not passed it.
+pub fn replay(
+    shared: &SharedState,
+    layout: &Layout,
+    lease: &LeaseRecord,
+    file: &mut impl MarkFile,
+) -> Result<(), Error> {
     if let Some(Ok(theirs)) = lease.layout.map(|r| r.layout()).filter(|_| !off(Off::ReplayedLayout)) {
-        shared.refused.set((theirs != *layout).then_some(&theirs));
+        let accepted = shared.accepted.layout() == Some(theirs) && !off(Off::ReplayAcceptance);
+        shared.refused.set((theirs != *layout && !accepted).then_some(&theirs));
     }
     let ms = lease.mark_unix_ms;
-    shared.raise_to_mark(layout.tick_of_mark(ms), ms, layout.sequence_bits()).then_some(ms)
+    if !shared.raise_to_mark(layout.tick_of_mark(ms), ms, layout.sequence_bits()) {
+        return Ok(());
+    }
+    match file.write_mark_file(ms, &stamp(shared, layout)) {
+        Err(_) if off(Off::ReplayWriteChecked) => Ok(()),
+        result => result,
+    }
 }
 
 #[cfg(test)]
@@ -190,20 +218,69 @@ mod tests {
         let theirs = Layout::new(EPOCH_2025, 10, 10, 12).unwrap();
         let record = LeaseRecord { machine_id: 1, mark_unix_ms: EPOCH_2025 + 9_000, layout: Some((&theirs).into()) };
         let s = start(Ok(None), &facts(&mine, ""), EPOCH_2025);
-        assert_eq!(replay(&s.shared, &mine, &record), Some(EPOCH_2025 + 9_000), "the mark still rises");
+        let mut file = Files::default();
+        replay(&s.shared, &mine, &record, &mut file).unwrap();
+        assert_eq!(file.written, vec![(EPOCH_2025 + 9_000, theirs)], "the mark still rises, stamped with theirs");
         assert_eq!(s.shared.refused.layout(), Some(theirs));
         assert_eq!(stamp(&s.shared, &mine), theirs, "its file records the layout the ids were issued under");
         let v1 = LeaseRecord { layout: None, ..record };
-        replay(&s.shared, &mine, &v1);
+        replay(&s.shared, &mine, &v1, &mut file).unwrap();
         assert_eq!(s.shared.refused.layout(), Some(theirs), "a record that does not say changes nothing");
         let same = LeaseRecord { layout: Some((&mine).into()), ..record };
-        replay(&s.shared, &mine, &same);
+        replay(&s.shared, &mine, &same, &mut file).unwrap();
         assert_eq!(s.shared.refused.layout(), None, "its primary now writes under this server's layout");
         // Accepted at the next start, as any change: the file records the primary's layout.
         let text = theirs.describe();
         let file = found(&theirs, EPOCH_2025 + 9_000);
         assert!(start(file.clone(), &facts(&mine, ""), EPOCH_2025).refused.is_some());
         assert!(start(file, &facts(&mine, &text), EPOCH_2025).refused.is_none());
+    }
+
+    /// The mark files written, or a write that fails.
+    #[derive(Default)]
+    struct Files {
+        written: Vec<(i64, Layout)>,
+        fail: bool,
+    }
+    impl MarkFile for Files {
+        fn write_mark_file(&mut self, unix_ms: i64, stamped: &Layout) -> Result<(), Error> {
+            if self.fail {
+                return Err(Error::MarkWrite { reason: "No space left on device".into(), os_error: Some(28) });
+            }
+            self.written.push((unix_ms, *stamped));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_replayed_mark_that_cannot_be_made_durable_stops_recovery() {
+        let l = Layout::new(EPOCH_2025, 1, 10, 12).unwrap();
+        let s = start(Ok(None), &facts(&l, ""), EPOCH_2025);
+        let record = LeaseRecord { machine_id: 1, mark_unix_ms: EPOCH_2025 + 9_000, layout: Some((&l).into()) };
+        let mut file = Files { fail: true, ..Files::default() };
+        assert!(matches!(replay(&s.shared, &l, &record, &mut file), Err(Error::MarkWrite { .. })));
+        // A mark that does not rise writes nothing, and cannot fail.
+        let lower = LeaseRecord { mark_unix_ms: EPOCH_2025 + 8_000, ..record };
+        assert!(replay(&s.shared, &l, &lower, &mut file).is_ok());
+    }
+
+    #[test]
+    fn crash_recovery_after_an_accepted_change_does_not_refuse_it_again() {
+        // Ids issued under 1 ms ticks, a crash, restarted with 10 ms ticks and the change accepted:
+        // the leases replayed after the start were written under the old layout (issue 42).
+        let old = Layout::new(EPOCH_2025, 1, 10, 12).unwrap();
+        let new = Layout::new(EPOCH_2025, 10, 10, 12).unwrap();
+        let text = old.describe();
+        let s = start(found(&old, EPOCH_2025 + 5_000), &facts(&new, &text), EPOCH_2025 + 6_000);
+        assert!(s.refused.is_none());
+        let record = LeaseRecord { machine_id: 3, mark_unix_ms: EPOCH_2025 + 6_000, layout: Some((&old).into()) };
+        replay(&s.shared, &new, &record, &mut Files::default()).unwrap();
+        assert_eq!(s.shared.refused.layout(), None, "the change this start accepted");
+        // Another layout than the accepted one still refuses.
+        let other = Layout::new(EPOCH_2025, 1, 8, 14).unwrap();
+        let record = LeaseRecord { layout: Some((&other).into()), ..record };
+        replay(&s.shared, &new, &record, &mut Files::default()).unwrap();
+        assert_eq!(s.shared.refused.layout(), Some(other));
     }
 
     #[test]

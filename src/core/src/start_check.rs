@@ -25,6 +25,8 @@ pub struct Verdict {
     pub refused_layout: Option<Layout>,
     /// Lines for the server log.
     pub notes: Vec<String>,
+    /// The old layout of a change of layout accepted by `snowflake.accept_layout_change`.
+    pub accepted_layout: Option<Layout>,
     /// An accepted change of layout after which new ids are not all above the old layout's:
     /// (the first id the new layout can issue above the mark, the last the old one could have
     /// issued under it). The shell says so in a WARNING; the change stands, as accepted.
@@ -53,6 +55,7 @@ pub fn assess(found: &MarkRecord, facts: &Facts) -> Verdict {
     match old {
         Some(Ok(old)) if old != *facts.layout => {
             if facts.accepted_layout.trim() == old.describe() {
+                verdict.accepted_layout = Some(old);
                 verdict.notes.push(format!(
                     "pg_snowflake: the layout changed from {} to {}, accepted by snowflake.accept_layout_change. The next mark records the new layout.",
                     old.describe(),

@@ -91,18 +91,24 @@ pub struct SharedState {
     pub hot: Hot,
     pub mark: Mark,
     pub stats: Stats,
-    /// A change of layout that was not accepted: nothing may be issued (see [`RefusedLayout`]).
-    pub refused: RefusedLayout,
+    /// A change of layout that was not accepted: nothing may be issued (see [`LayoutCell`]).
+    pub refused: LayoutCell,
+    /// The old layout of a change that this start accepted (`snowflake.accept_layout_change`):
+    /// a lease of that layout replayed after the start (crash recovery of the records written
+    /// before it) is the same change, accepted, and refuses nothing.
+    pub accepted: LayoutCell,
 }
 
-/// The layout the ids on record were issued under, when this server's differs and the change was
-/// not accepted: the mark on disk at start (`start_check`), then each lease replayed from the WAL
-/// (`lifecycle::replay`: the latest layout on record decides). Written by one process at a time
-/// (the postmaster at start, the startup process in recovery) and read by any, through a sequence
-/// counter that is odd while the fields change: a reader retries until it reads them unchanged.
+/// A layout in shared memory, or none. `refused`: the layout the ids on record were issued under,
+/// when this server's differs and the change was not accepted: the mark on disk at start
+/// (`start_check`), then each lease replayed from the WAL (`lifecycle::replay`: the latest layout
+/// on record decides). `accepted`: the old layout of a change accepted at start. Written by one
+/// process at a time (the postmaster at start, the startup process in recovery) and read by any,
+/// through a sequence counter that is odd while the fields change: a reader retries until it reads
+/// them unchanged.
 #[repr(C)]
 #[derive(Default)]
-pub struct RefusedLayout {
+pub struct LayoutCell {
     seq: AtomicU32,
     set: AtomicBool,
     epoch_ms: AtomicI64,
@@ -111,8 +117,8 @@ pub struct RefusedLayout {
     bits: AtomicU32,
 }
 
-impl RefusedLayout {
-    /// The refused change's old layout, if a change is refused.
+impl LayoutCell {
+    /// The layout held, if any.
     pub fn layout(&self) -> Option<Layout> {
         loop {
             let before = self.seq.load(Acquire);
@@ -132,8 +138,9 @@ impl RefusedLayout {
         }
     }
 
-    /// Refuses generation because the ids on record were issued under `old`, or (`None`) lifts
-    /// the refusal: the latest record is of this server's layout, or accepted.
+    /// Holds `old` (for `refused`: refuses generation because the ids on record were issued
+    /// under it), or (`None`) nothing (lifts the refusal: the latest record is of this server's
+    /// layout, or accepted).
     pub fn set(&self, old: Option<&Layout>) {
         let seq = self.seq.load(Relaxed);
         self.seq.store(seq.wrapping_add(1), Release);
@@ -195,7 +202,8 @@ impl SharedState {
                 reset_unix_ms: AtomicI64::new(now_unix_ms),
                 ..Stats::default()
             },
-            refused: RefusedLayout::default(),
+            refused: LayoutCell::default(),
+            accepted: LayoutCell::default(),
         }
     }
 
