@@ -51,6 +51,8 @@ def extension_sql():
 SQL = extension_sql()
 FUNCTIONS = set(re.findall(r'\bFUNCTION\s+(?:@extschema@\.)?"?(snowflake_\w+)"?\s*\(', SQL, re.I))
 TYPES = set(re.findall(r'\bCREATE\s+TYPE\s+"?(snowflake_\w+)', SQL, re.I))
+# The extension's own schemas (snowflake_internal) count as its names too.
+TYPES |= set(re.findall(r'\bCREATE\s+SCHEMA\s+(?:IF\s+NOT\s+EXISTS\s+)?"?(snowflake_\w+)', SQL, re.I))
 WORDS = set(re.findall(r"\b\w+\b", SQL))
 SETTINGS = set()
 for d, _, names in os.walk(os.path.join(ROOT, "src")):

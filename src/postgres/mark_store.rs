@@ -52,9 +52,12 @@ pub fn write_with(shared: &SharedState, unix_ms: i64, before_rename: impl FnOnce
         .map_err(|e| Error::MarkWrite { reason: e.to_string(), os_error: e.raw_os_error() })
 }
 
-/// The mark file as redo writes it (`lifecycle::replay` decides when, and what a failure means).
+/// The mark file as redo writes it (`lifecycle::replay` decides when, and what a failure means);
+/// 15+, where the lease is in the WAL.
+#[cfg(not(feature = "pg14"))]
 pub struct RedoFile;
 
+#[cfg(not(feature = "pg14"))]
 impl pg_snowflake_core::host::MarkFile for RedoFile {
     fn write_mark_file(&mut self, unix_ms: i64, stamped: &pg_snowflake_core::Layout) -> Result<(), Error> {
         let machine_id = server_config::machine_id_or_unset();
