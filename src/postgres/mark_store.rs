@@ -6,7 +6,7 @@ use super::server_config;
 use pg_snowflake_core::lifecycle;
 use pg_snowflake_core::mark_file::{self, MarkRecord};
 use pg_snowflake_core::state::SharedState;
-use pg_snowflake_core::Error;
+use pg_snowflake_core::{Error, Layout};
 use pgrx::pg_sys;
 use std::ffi::CStr;
 use std::path::PathBuf;
@@ -46,9 +46,13 @@ pub fn write(shared: &SharedState, unix_ms: i64) -> Result<(), Error> {
 
 /// The same, running `before_rename` once the new file is durable, before it replaces the mark.
 pub fn write_with(shared: &SharedState, unix_ms: i64, before_rename: impl FnOnce()) -> Result<(), Error> {
-    let stamped = lifecycle::stamp(shared, server_config::layout()?);
+    write_stamped(unix_ms, &lifecycle::stamp(shared, server_config::layout()?), before_rename)
+}
+
+/// The mark file replaced by `unix_ms`, stamped with `stamped`, with this server's identity.
+fn write_stamped(unix_ms: i64, stamped: &Layout, before_rename: impl FnOnce()) -> Result<(), Error> {
     let machine_id = server_config::machine_id_or_unset();
-    mark_file::write(&data_dir(), unix_ms, machine_id, &stamped, system_identifier(), before_rename)
+    mark_file::write(&data_dir(), unix_ms, machine_id, stamped, system_identifier(), before_rename)
         .map_err(|e| Error::MarkWrite { reason: e.to_string(), os_error: e.raw_os_error() })
 }
 
@@ -59,10 +63,8 @@ pub struct RedoFile;
 
 #[cfg(not(feature = "pg14"))]
 impl pg_snowflake_core::host::MarkFile for RedoFile {
-    fn write_mark_file(&mut self, unix_ms: i64, stamped: &pg_snowflake_core::Layout) -> Result<(), Error> {
-        let machine_id = server_config::machine_id_or_unset();
-        mark_file::write(&data_dir(), unix_ms, machine_id, stamped, system_identifier(), || {})
-            .map_err(|e| Error::MarkWrite { reason: e.to_string(), os_error: e.raw_os_error() })
+    fn write_mark_file(&mut self, unix_ms: i64, stamped: &Layout) -> Result<(), Error> {
+        write_stamped(unix_ms, stamped, || {})
     }
 }
 
