@@ -12,6 +12,18 @@ pub enum Error {
     Layout(LayoutError),
     /// The library was loaded by a backend, not by `shared_preload_libraries`.
     NotPreloaded,
+    /// The machine id is leased (`snowflake.machine_id_source = 'etcd'`) and not held now: not
+    /// claimed yet, or its lease reached its local deadline. `source`: where it is leased from
+    /// (the endpoints and the id space, filled in by the shell); `last_error`: the holder's last.
+    MachineIdNotHeld {
+        source: String,
+        last_error: Option<String>,
+    },
+    /// Where the machine id comes from could not give one at start.
+    MachineIdSource {
+        setting: &'static str,
+        reason: String,
+    },
     /// PostgreSQL refused the text of an integer setting and would have kept the default.
     SettingNotAccepted {
         setting: &'static str,
@@ -137,6 +149,14 @@ impl Error {
             Error::NotPreloaded => {
                 "pg_snowflake is not loaded through shared_preload_libraries".into()
             }
+            Error::MachineIdNotHeld { source, last_error } => format!(
+                "no machine id is held: it is leased from {source}, and {}",
+                match last_error {
+                    Some(e) => format!("the last attempt failed: {e}"),
+                    None => "the server is still claiming one".into(),
+                }
+            ),
+            Error::MachineIdSource { setting, reason } => format!("no machine id from {setting}: {reason}"),
             Error::SettingNotAccepted { setting, text } => {
                 format!("{setting} = {text:?} is not an integer; refusing to fall back to the default")
             }
@@ -218,6 +238,8 @@ impl Error {
 
     pub fn hint(&self) -> String {
         match self {
+            Error::MachineIdNotHeld { .. } => "The server keeps claiming and serves everything else meanwhile; ids begin once it holds one. Check that etcd is up and reachable from this server (snowflake.etcd_endpoints), and see snowflake_machine_id_status() and the server log.".into(),
+            Error::MachineIdSource { .. } => "Give the StatefulSet's pod index to the server (the Downward API's apps.kubernetes.io/pod-index label as an environment variable, or a hostname ending in -N), or choose another snowflake.machine_id_source, and restart. Never a default: two servers would share it.".into(),
             Error::NotPreloaded => "Add pg_snowflake to shared_preload_libraries in postgresql.conf, set snowflake.machine_id, and restart the server.".into(),
             Error::SettingNotAccepted { .. } => "Write the setting as a plain integer (see the server log for why it was refused) and restart.".into(),
             Error::EpochUnparsable { .. } => "Write the epoch as in 2025-01-01 00:00:00+00, with an explicit UTC offset, and restart.".into(),

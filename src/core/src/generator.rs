@@ -38,6 +38,9 @@ pub enum Blocked {
     Tick { last_tick: i64, now_tick: i64 },
     /// A new tick is due but the durable mark does not cover it yet.
     Mark,
+    /// No machine id is held at this clock reading: a leased id not claimed yet, or whose lease
+    /// reached its local deadline without a renewal.
+    NotHeld,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,12 +63,12 @@ impl Generator {
         self.machine_id
     }
 
-    /// The id of a state word other than 0.
+    /// The id of a state word other than 0, under `machine_id`.
     #[inline]
-    fn id_of_state(&self, state: u64) -> i64 {
+    fn id_of_state(&self, state: u64, machine_id: i64) -> i64 {
         let s = self.layout.sequence_bits();
         let state = state as i64;
-        self.layout.compose((state >> s) - 1, self.machine_id, state & self.layout.max_sequence())
+        self.layout.compose((state >> s) - 1, machine_id, state & self.layout.max_sequence())
     }
 
     /// One attempt at the clock reading `now_ms`: an id and whether the clock read behind the
@@ -77,6 +80,15 @@ impl Generator {
         let seq_mask = self.layout.max_sequence() as u64;
         // Ticks as the state word holds them: one up, so that 0 is "nothing issued".
         let now_slot = now_tick as u64 + 1;
+        // The machine id and until when it is held, from the same cache line as the state word:
+        // one comparison. Set by hand, it is held for ever; leased, until the lease's local
+        // deadline, so that a server paused past its lease issues nothing when it resumes.
+        let grant = shared.hot.grant.load(Acquire);
+        let machine_bits = self.layout.machine_bits();
+        if now_tick as u64 >= grant >> machine_bits {
+            return Err(Ok(Blocked::NotHeld));
+        }
+        let machine_id = self.machine_id | (grant & ((1 << machine_bits) - 1)) as i64;
         let state = &shared.hot.state;
         let mut current = state.load(Acquire);
         loop {
@@ -93,7 +105,7 @@ impl Generator {
                 return Err(Ok(Blocked::Tick { last_tick: last_slot as i64 - 1, now_tick }));
             };
             match state.compare_exchange_weak(current, next, AcqRel, Acquire) {
-                Ok(_) => return Ok((self.id_of_state(next), now_slot < last_slot)),
+                Ok(_) => return Ok((self.id_of_state(next, machine_id), now_slot < last_slot)),
                 Err(actual) => current = actual,
             }
         }
@@ -190,6 +202,11 @@ impl Generator {
                     continue;
                 }
                 Blocked::Tick { last_tick, now_tick } => (last_tick, now_tick),
+                // Waiting would not cure it within a call: the lease's holder keeps claiming.
+                Blocked::NotHeld => {
+                    shared.claim.refusals.fetch_add(1, Relaxed);
+                    return Err(Error::MachineIdNotHeld { source: String::new(), last_error: shared.claim.error() });
+                }
             };
             let start_of = |tick| self.layout.tick_start_ms(tick).unwrap_or(i64::MAX);
             // How long until a tick with a fresh sequence begins.

@@ -579,7 +579,7 @@ fn concurrent_threads_get_unique_increasing_ids() {
         all.extend(ids);
     }
     assert_eq!(all.len(), threads * per_thread, "duplicates were issued");
-    assert_eq!(g.id_of_state(state.hot.state.load(Ordering::SeqCst)), largest, "an update was lost");
+    assert_eq!(g.id_of_state(state.hot.state.load(Ordering::SeqCst), g.machine_id()), largest, "an update was lost");
     assert_eq!(state.stats().issued, (threads * per_thread) as u64, "the counter lost an increment");
     // Racing backends read the clock at slightly different moments: that is no rollback.
     assert_eq!((rollbacks.load(Ordering::SeqCst), state.stats().clock_rollbacks), (0, 0));

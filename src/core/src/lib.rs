@@ -10,6 +10,10 @@
 //! - [`start_check`]: what the mark on disk says at start (a copy, a changed layout);
 //! - [`key_file`]: the key file of public ids: its text, its owner and permissions;
 //! - [`conninfo`]: libpq connection strings: secrets masked, a connect timeout added;
+//! - [`claim_status`]: what the holder of a leased machine id tells every process;
+//! - [`machine_source`]: where the machine id comes from (by hand, etcd, a pod index);
+//! - [`claim`]: machine ids leased from etcd: the protocol, over any [`claim::Etcd`];
+//! - [`etcd_gateway`]: etcd's v3 API through its JSON gateway, as bytes (the shell moves them);
 //! - [`state`]: what every process shares: the state word, the mark, the statistics;
 //! - [`mark_writer`]: the one process writing a new mark: its flag, what it is doing, takeover;
 //! - [`error`]: every error a user can meet, as plain data with its message and hint;
@@ -26,11 +30,20 @@
 #![forbid(unsafe_code)]
 
 pub mod calendar;
+pub mod claim;
+pub mod claim_status;
 pub mod conninfo;
 pub mod error;
+pub mod etcd_gateway;
+/// A model of etcd (tests only): linearizable keys, leases that expire late, clients cut off.
+#[cfg(test)]
+mod etcd_model;
 pub mod fixed_layout;
 pub mod generator;
 pub mod host;
+/// The id-space simulation (tests only): servers racing for the machine ids of one etcd space.
+#[cfg(test)]
+mod id_space_sim;
 pub mod json_form;
 pub mod key_file;
 pub mod layout;
@@ -40,6 +53,7 @@ pub mod lifecycle;
 /// The lifecycle simulation (tests only): servers' whole lives over the real core, seeded.
 #[cfg(test)]
 mod lifecycle_sim;
+pub mod machine_source;
 pub mod mark_file;
 pub mod mark_writer;
 pub mod partition;

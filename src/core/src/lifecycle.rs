@@ -16,7 +16,7 @@ use crate::lease;
 use crate::lease_record::LeaseRecord;
 use crate::mark_file::MarkRecord;
 use crate::start_check::{self, Facts};
-use crate::state::SharedState;
+use crate::state::{grant, SharedState};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// A mechanism of this file switched off, for the lifecycle simulation's negative controls (in
@@ -73,6 +73,9 @@ pub fn start(found: Result<Option<MarkRecord>, String>, facts: &Facts, now_ms: i
         refused: None,
         accepted_below: None,
     };
+    if facts.leased {
+        started.shared.hot.grant.store(grant::NOBODY, Relaxed);
+    }
     match found {
         Ok(None) => {}
         Ok(Some(found)) => {
@@ -157,7 +160,7 @@ mod tests {
     use crate::mark_file::LayoutRecord;
 
     fn facts<'a>(layout: &'a Layout, accepted: &'a str) -> Facts<'a> {
-        Facts { layout, machine_id: Some(3), system_identifier: 1, accepted_layout: accepted }
+        Facts { layout, machine_id: Some(3), leased: false, system_identifier: 1, accepted_layout: accepted }
     }
 
     fn found(layout: &Layout, ms: i64) -> Result<Option<MarkRecord>, String> {

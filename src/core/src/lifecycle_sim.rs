@@ -370,6 +370,7 @@ impl World {
         let facts = Facts {
             layout: &l,
             machine_id: Some(n.machine_id),
+            leased: false,
             system_identifier: n.disk.system_identifier,
             accepted_layout: &n.accept,
         };

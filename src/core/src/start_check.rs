@@ -9,8 +9,11 @@ use crate::mark_file::MarkRecord;
 #[derive(Clone, Copy, Debug)]
 pub struct Facts<'a> {
     pub layout: &'a Layout,
-    /// `None` when unset (nothing can be issued then anyway).
+    /// `None` when unset (nothing can be issued then anyway), or leased.
     pub machine_id: Option<i64>,
+    /// The machine id is leased (`snowflake.machine_id_source = 'etcd'`): held by nobody until the
+    /// lease is claimed.
+    pub leased: bool,
     pub system_identifier: u64,
     /// snowflake.accept_layout_change: the old layout, as [`Layout::describe`] says it, when a
     /// change of layout is deliberate.
@@ -105,6 +108,7 @@ mod tests {
 
     fn facts(layout: &Layout, machine_id: i64, accepted: &'static str) -> Facts<'static> {
         Facts {
+            leased: false,
             layout: Box::leak(Box::new(*layout)),
             machine_id: Some(machine_id),
             system_identifier: 42,

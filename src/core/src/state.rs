@@ -3,6 +3,7 @@
 //! (`src/postgres/shared_memory.rs`); the tests use a plain one. Fields written on every id sit on their own cache line, away from the ones
 //! read on every new tick and from the statistics written only on slow paths.
 
+use crate::claim_status::ClaimStatus;
 use crate::layout::Layout;
 // The model check (tests/loom.rs, built with `--cfg loom`) runs this very code over loom's atomics,
 // which explore every interleaving; every other build uses the standard ones.
@@ -23,6 +24,32 @@ pub struct Hot {
     /// (PostgreSQL's backends count in `process_counters`, on lines of their own; the tests count
     /// here).
     pub issued: AtomicU64,
+    /// The machine id this server holds and until when: `until_tick << machine_bits | leased id`
+    /// (see [`grant`]). Read on every id, beside `state`: an id is issued only on a tick before
+    /// `until_tick`, under the generator's own machine id OR the leased one. A machine id set by
+    /// hand (or read from a pod index) is held for ever ([`grant::FOREVER`], leased bits 0); one
+    /// leased from etcd is held until the local deadline of its lease, and 0 means held by nobody.
+    pub grant: AtomicU64,
+}
+
+/// The grant word of [`Hot::grant`], as plain arithmetic.
+pub mod grant {
+    /// Held for ever, by the generator's own machine id: any tick of any layout is below it, and
+    /// the leased bits are 0 (the widest machine field is 24 bits).
+    pub const FOREVER: u64 = u64::MAX << 24;
+    /// Held by nobody: no tick is below 0.
+    pub const NOBODY: u64 = 0;
+
+    /// The word for `machine_id` (which fits `machine_bits`) held while the clock's tick is below
+    /// `until_tick`.
+    pub fn held(machine_id: i64, until_tick: i64, machine_bits: u32) -> u64 {
+        ((until_tick.max(0) as u64).min(u64::MAX >> machine_bits) << machine_bits) | machine_id as u64
+    }
+
+    /// (machine id, until tick) of a word other than [`FOREVER`].
+    pub fn parts(word: u64, machine_bits: u32) -> (i64, i64) {
+        ((word & ((1 << machine_bits) - 1)) as i64, (word >> machine_bits) as i64)
+    }
 }
 
 /// The durable high-water mark: no id this server issued or will issue without writing a new mark
@@ -97,6 +124,8 @@ pub struct SharedState {
     /// a lease of that layout replayed after the start (crash recovery of the records written
     /// before it) is the same change, accepted, and refuses nothing.
     pub accepted: LayoutCell,
+    /// The lease of a machine id leased from etcd: what `snowflake_machine_id_status()` shows.
+    pub claim: ClaimStatus,
 }
 
 /// A layout in shared memory, or none. `refused`: the layout the ids on record were issued under,
@@ -184,7 +213,7 @@ impl SharedState {
             _ => (0, -1, -1),
         };
         SharedState {
-            hot: Hot { state: AtomicU64::new(state), issued: AtomicU64::new(0) },
+            hot: Hot { state: AtomicU64::new(state), issued: AtomicU64::new(0), grant: AtomicU64::new(grant::FOREVER) },
             mark: Mark {
                 tick: AtomicI64::new(tick),
                 unix_ms: AtomicI64::new(unix_ms),
@@ -204,6 +233,7 @@ impl SharedState {
             },
             refused: LayoutCell::default(),
             accepted: LayoutCell::default(),
+            claim: ClaimStatus::default(),
         }
     }
 
@@ -219,6 +249,14 @@ impl SharedState {
         self.mark.restart_tick.fetch_max(tick, Relaxed);
         self.mark.tick.fetch_max(tick, Release);
         self.mark.unix_ms.fetch_max(unix_ms, Relaxed) < unix_ms
+    }
+
+    /// Takes every tick up to `tick` as used (the high-water mark another holder of this machine
+    /// id recorded): the state word never comes down.
+    pub fn use_up_to(&self, tick: i64, sequence_bits: u32) {
+        if tick >= 0 {
+            self.hot.state.fetch_max(used_up(tick, sequence_bits), AcqRel);
+        }
     }
 
     /// The tick of the last id issued (or taken as used up at start), if any.

@@ -1,0 +1,131 @@
+//! What the holder of a leased machine id tells every process: the lease, its last renewal, its
+//! counters and the last error met, in shared memory. Written by one process (the worker that
+//! holds the lease), read by any (`snowflake_machine_id_status()`, and a backend refused an id,
+//! whose error names the last error). Never read on the hot path.
+
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicU8};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicU8};
+
+/// The longest error text kept (bytes); longer ones are cut at a character boundary.
+pub const MESSAGE_BYTES: usize = 400;
+
+#[repr(C)]
+pub struct ClaimStatus {
+    /// The etcd lease of the claim, 0 when none.
+    pub lease_id: AtomicI64,
+    /// The local deadline of the lease (ms since 1970): no id is issued from then on. -1: none.
+    pub deadline_ms: AtomicI64,
+    /// When the last renewal that succeeded was sent (ms since 1970), -1: none yet.
+    pub renewed_ms: AtomicI64,
+    /// The high-water mark recorded in etcd for the id held (ms since 1970), -1: none.
+    pub recorded_mark_ms: AtomicI64,
+    /// Claims won, renewals that succeeded and failed, leases lost, calls refused for want of an id.
+    pub claims: AtomicU64,
+    pub renewals: AtomicU64,
+    pub renewal_failures: AtomicU64,
+    pub losses: AtomicU64,
+    pub refusals: AtomicU64,
+    /// When the last error was met (ms since 1970), -1: none since the id was last held.
+    pub error_ms: AtomicI64,
+    error: MessageCell,
+}
+
+impl Default for ClaimStatus {
+    fn default() -> ClaimStatus {
+        ClaimStatus {
+            lease_id: AtomicI64::new(0),
+            deadline_ms: AtomicI64::new(-1),
+            renewed_ms: AtomicI64::new(-1),
+            recorded_mark_ms: AtomicI64::new(-1),
+            claims: AtomicU64::new(0),
+            renewals: AtomicU64::new(0),
+            renewal_failures: AtomicU64::new(0),
+            losses: AtomicU64::new(0),
+            refusals: AtomicU64::new(0),
+            error_ms: AtomicI64::new(-1),
+            error: MessageCell::default(),
+        }
+    }
+}
+
+impl ClaimStatus {
+    /// Records the last error (the holder only), at `now_ms`; `None` clears it.
+    pub fn set_error(&self, message: Option<&str>, now_ms: i64) {
+        self.error.set(message.unwrap_or(""));
+        self.error_ms.store(if message.is_some() { now_ms } else { -1 }, Relaxed);
+    }
+
+    /// The last error, if any.
+    pub fn error(&self) -> Option<String> {
+        Some(self.error.get()).filter(|m| !m.is_empty())
+    }
+}
+
+/// A short text written by one process and read by any, through a sequence counter that is odd
+/// while the bytes change: a reader retries until it reads them unchanged.
+#[repr(C)]
+struct MessageCell {
+    seq: AtomicU32,
+    len: AtomicU32,
+    bytes: [AtomicU8; MESSAGE_BYTES],
+}
+
+impl Default for MessageCell {
+    fn default() -> MessageCell {
+        MessageCell { seq: AtomicU32::new(0), len: AtomicU32::new(0), bytes: std::array::from_fn(|_| AtomicU8::new(0)) }
+    }
+}
+
+impl MessageCell {
+    fn set(&self, text: &str) {
+        let mut end = text.len().min(MESSAGE_BYTES);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let seq = self.seq.load(Relaxed);
+        self.seq.store(seq.wrapping_add(1), Release);
+        for (cell, b) in self.bytes.iter().zip(text[..end].bytes()) {
+            cell.store(b, Release);
+        }
+        self.len.store(end as u32, Release);
+        self.seq.store(seq.wrapping_add(2), Release);
+    }
+
+    fn get(&self) -> String {
+        loop {
+            let before = self.seq.load(Acquire);
+            if before % 2 == 1 {
+                std::hint::spin_loop();
+                continue;
+            }
+            let len = (self.len.load(Acquire) as usize).min(MESSAGE_BYTES);
+            let bytes: Vec<u8> = self.bytes[..len].iter().map(|b| b.load(Acquire)).collect();
+            if self.seq.load(Acquire) == before {
+                return String::from_utf8_lossy(&bytes).into_owned();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_error_is_kept_whole_or_cut_at_a_character() {
+        let s = ClaimStatus::default();
+        assert_eq!(s.error(), None);
+        s.set_error(Some("etcd at http://127.0.0.1:2379: connection refused"), 5);
+        assert_eq!(s.error().as_deref(), Some("etcd at http://127.0.0.1:2379: connection refused"));
+        assert_eq!(s.error_ms.load(Relaxed), 5);
+        let long = "é".repeat(MESSAGE_BYTES);
+        s.set_error(Some(&long), 6);
+        let kept = s.error().unwrap();
+        assert!(kept.len() <= MESSAGE_BYTES && kept.chars().all(|c| c == 'é'), "{kept}");
+        s.set_error(None, 7);
+        assert_eq!((s.error(), s.error_ms.load(Relaxed)), (None, -1));
+    }
+}

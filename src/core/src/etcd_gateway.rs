@@ -1,0 +1,336 @@
+//! etcd's v3 API through its JSON gateway (`/v3/kv/range`, `/v3/kv/txn`, `/v3/lease/grant`,
+//! `/v3/lease/keepalive`, `/v3/kv/lease/revoke`: single POSTs of JSON, keys and values in base64),
+//! as the claim protocol's [`Etcd`]. Pure: the bytes of an HTTP/1.1 request and the reading of its
+//! response are here; the shell only moves them over a socket ([`Transport`]).
+
+use crate::claim::{Etcd, Guard, Kv, Put};
+use serde_json::{json, Value};
+
+/// Sends one request to one endpoint and returns the response's bytes (to the end of the
+/// connection), or why not. `endpoint` is as configured (`http://host:port`).
+pub trait Transport {
+    fn exchange(&mut self, endpoint: &str, request: &[u8]) -> Result<Vec<u8>, String>;
+}
+
+/// The endpoints of one etcd cluster, tried in turn from the last that answered.
+pub struct Gateway<T> {
+    endpoints: Vec<Endpoint>,
+    current: usize,
+    transport: T,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    /// As configured, for messages.
+    pub url: String,
+    /// host:port, for the socket and the Host header.
+    pub authority: String,
+}
+
+/// The endpoints of `snowflake.etcd_endpoints` (comma-separated `http://host:port`), or why not.
+pub fn parse_endpoints(text: &str) -> Result<Vec<Endpoint>, String> {
+    let mut out = vec![];
+    for url in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let Some(rest) = url.strip_prefix("http://") else {
+            return Err(if url.starts_with("https://") {
+                format!("{url}: TLS (https) is not supported yet; reach etcd over http on a trusted network, or through a local TLS proxy")
+            } else {
+                format!("{url}: an endpoint is written http://host:port")
+            });
+        };
+        let authority = rest.trim_end_matches('/');
+        let port_ok = authority.rsplit_once(':').is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+        if !port_ok || authority.contains('/') || authority.contains('@') {
+            return Err(format!("{url}: an endpoint is written http://host:port"));
+        }
+        out.push(Endpoint { url: url.to_string(), authority: authority.to_string() });
+    }
+    if out.is_empty() {
+        return Err("no endpoint is set".into());
+    }
+    Ok(out)
+}
+
+impl<T: Transport> Gateway<T> {
+    pub fn new(endpoints: Vec<Endpoint>, transport: T) -> Gateway<T> {
+        Gateway { endpoints, current: 0, transport }
+    }
+
+    /// POSTs `body` to `path`: the JSON answer, or why no endpoint gave one. An answer that is an
+    /// error of etcd's (a JSON `error`) is returned as an `Err` naming the endpoint too.
+    fn call(&mut self, path: &str, body: Value) -> Result<Value, String> {
+        let body = body.to_string();
+        let mut failures = vec![];
+        for i in 0..self.endpoints.len() {
+            let at = (self.current + i) % self.endpoints.len();
+            let endpoint = self.endpoints[at].clone();
+            let request = format!(
+                "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                endpoint.authority,
+                body.len()
+            );
+            let answer = self
+                .transport
+                .exchange(&endpoint.url, request.as_bytes())
+                .and_then(|bytes| parse_response(&bytes))
+                .and_then(|(status, text)| {
+                    serde_json::from_str::<Value>(&text).map_err(|e| format!("HTTP {status}, not JSON ({e})"))
+                });
+            match answer {
+                Ok(v) => {
+                    self.current = at;
+                    // etcd answered, with an error of its own: another member would say the same.
+                    if let Some(e) = v.get("error") {
+                        return Err(format!("etcd at {}: {}", endpoint.url, e.as_str().unwrap_or("an error")));
+                    }
+                    return Ok(v);
+                }
+                Err(e) => failures.push(format!("{}: {e}", endpoint.url)),
+            }
+        }
+        Err(format!("etcd at {}", failures.join("; ")))
+    }
+}
+
+fn b64(s: &str) -> String {
+    base64::encode(s.as_bytes())
+}
+
+/// The key just past every key starting with `prefix` (etcd's `range_end` of a prefix).
+fn prefix_end(prefix: &str) -> Vec<u8> {
+    let mut end = prefix.as_bytes().to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
+}
+
+/// A 64-bit integer as etcd's JSON gives it: a string of digits (or a number), absent is 0.
+fn int(v: Option<&Value>) -> i64 {
+    match v {
+        Some(Value::String(s)) => s.parse().unwrap_or(0),
+        Some(Value::Number(n)) => n.as_i64().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+impl<T: Transport> Etcd for Gateway<T> {
+    fn grant(&mut self, ttl_s: i64) -> Result<i64, String> {
+        let v = self.call("/v3/lease/grant", json!({ "TTL": ttl_s.to_string() }))?;
+        match int(v.get("ID")) {
+            0 => Err(format!("etcd granted no lease: {}", v.get("error").and_then(Value::as_str).unwrap_or("no ID"))),
+            id => Ok(id),
+        }
+    }
+
+    fn keep_alive(&mut self, lease: i64) -> Result<i64, String> {
+        let v = self.call("/v3/lease/keepalive", json!({ "ID": lease.to_string() }))?;
+        // A stream of one answer: {"result": {..., "TTL": "n"}}; a lease etcd no longer has
+        // comes back without a TTL.
+        Ok(int(v.get("result").and_then(|r| r.get("TTL"))))
+    }
+
+    fn revoke(&mut self, lease: i64) -> Result<(), String> {
+        match self.call("/v3/kv/lease/revoke", json!({ "ID": lease.to_string() })) {
+            // Gone already: what a revoke is for.
+            Err(e) if e.contains("lease not found") => Ok(()),
+            other => other.map(|_| ()),
+        }
+    }
+
+    fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String> {
+        let v =
+            self.call("/v3/kv/range", json!({ "key": b64(prefix), "range_end": base64::encode(&prefix_end(prefix)) }))?;
+        let mut out = vec![];
+        for kv in v.get("kvs").and_then(Value::as_array).into_iter().flatten() {
+            let text = |name: &str| -> Result<String, String> {
+                let raw = kv.get(name).and_then(Value::as_str).unwrap_or("");
+                let bytes = base64::decode(raw).ok_or_else(|| format!("etcd gave a {name} that is not base64"))?;
+                String::from_utf8(bytes).map_err(|_| format!("etcd gave a {name} that is not UTF-8"))
+            };
+            out.push(Kv { key: text("key")?, value: text("value")?, lease: int(kv.get("lease")) });
+        }
+        Ok(out)
+    }
+
+    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<bool, String> {
+        let compare: Vec<Value> = guards
+            .iter()
+            .map(|g| match g {
+                Guard::Absent(k) => json!({ "target": "CREATE", "key": b64(k), "create_revision": "0" }),
+                Guard::LeasedBy(k, lease) => json!({ "target": "LEASE", "key": b64(k), "lease": lease.to_string() }),
+            })
+            .collect();
+        let success: Vec<Value> = puts
+            .iter()
+            .map(|p| json!({ "request_put": { "key": b64(&p.key), "value": b64(&p.value), "lease": p.lease.to_string() } }))
+            .collect();
+        let v = self.call("/v3/kv/txn", json!({ "compare": compare, "success": success }))?;
+        Ok(v.get("succeeded").and_then(Value::as_bool).unwrap_or(false))
+    }
+}
+
+/// The status and body of an HTTP/1.1 response read to the end of the connection (a body of
+/// `Content-Length` bytes, chunked, or up to the end).
+pub fn parse_response(bytes: &[u8]) -> Result<(u16, String), String> {
+    let text = String::from_utf8_lossy(bytes);
+    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+        return Err(if bytes.is_empty() { "no answer".into() } else { "an answer that is not HTTP".into() });
+    };
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.strip_prefix("HTTP/1."))
+        .and_then(|l| l.get(2..5))
+        .and_then(|c| c.parse::<u16>().ok())
+        .ok_or("an answer that is not HTTP")?;
+    let chunked = lines.any(|l| {
+        let l = l.to_ascii_lowercase();
+        l.starts_with("transfer-encoding:") && l.contains("chunked")
+    });
+    if !chunked {
+        return Ok((status, body.to_string()));
+    }
+    let (mut out, mut rest) = (String::new(), body);
+    loop {
+        let (size, after) = rest.split_once("\r\n").ok_or("a chunked answer cut short")?;
+        let size = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(|_| "a chunked answer with a bad chunk size")?;
+        if size == 0 {
+            return Ok((status, out));
+        }
+        let chunk = after.get(..size).ok_or("a chunked answer cut short")?;
+        out.push_str(chunk);
+        rest = after.get(size..).and_then(|r| r.strip_prefix("\r\n")).ok_or("a chunked answer cut short")?;
+    }
+}
+
+/// Standard base64 (RFC 4648, with padding): what etcd's gateway uses for bytes.
+pub mod base64 {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+    pub fn encode(bytes: &[u8]) -> String {
+        let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+        for chunk in bytes.chunks(3) {
+            let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+            for i in 0..4 {
+                if i <= chunk.len() {
+                    out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+
+    pub fn decode(text: &str) -> Option<Vec<u8>> {
+        let text = text.trim_end_matches('=');
+        let mut out = Vec::with_capacity(text.len() * 3 / 4);
+        let (mut n, mut bits) = (0u32, 0);
+        for c in text.bytes() {
+            n = n << 6 | ALPHABET.iter().position(|&a| a == c)? as u32;
+            bits += 6;
+            if bits >= 8 {
+                bits -= 8;
+                out.push((n >> bits) as u8);
+                n &= (1 << bits) - 1;
+            }
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    #[test]
+    fn base64_round_trips_and_matches_the_standard() {
+        assert_eq!(base64::encode(b"/p/claim/0"), "L3AvY2xhaW0vMA==");
+        assert_eq!(base64::encode(b"hello"), "aGVsbG8=");
+        assert_eq!(base64::encode(b"m"), "bQ==");
+        assert_eq!(base64::decode("L3AvbWFyay8w").unwrap(), b"/p/mark/0");
+        for n in 0..300 {
+            let bytes: Vec<u8> = (0..n).map(|i| (i * 37 + n) as u8).collect();
+            assert_eq!(base64::decode(&base64::encode(&bytes)).unwrap(), bytes);
+        }
+        assert_eq!(base64::decode("a*b"), None);
+    }
+
+    #[test]
+    fn endpoints_are_http_host_port_and_nothing_else() {
+        let e = parse_endpoints("http://10.0.0.1:2379, http://etcd-2:2379/").unwrap();
+        assert_eq!(e[1], Endpoint { url: "http://etcd-2:2379/".into(), authority: "etcd-2:2379".into() });
+        assert!(parse_endpoints("https://e:2379").unwrap_err().contains("TLS"));
+        assert!(parse_endpoints("http://e").unwrap_err().contains("http://host:port"));
+        assert!(parse_endpoints("http://user:pw@e:2379").is_err());
+        assert!(parse_endpoints(" , ").unwrap_err().contains("no endpoint"));
+    }
+
+    #[test]
+    fn responses_plain_and_chunked_as_etcd_sends_them() {
+        let plain = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+        assert_eq!(parse_response(plain).unwrap(), (200, "{}".into()));
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n3\r\n12}\r\n0\r\n\r\n";
+        assert_eq!(parse_response(chunked).unwrap(), (200, "{\"a\":12}".into()));
+        assert!(parse_response(b"").unwrap_err().contains("no answer"));
+        assert!(parse_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{").is_err());
+    }
+
+    /// Answers as recorded from etcd 3.4's gateway.
+    struct Recorded(VecDeque<Result<&'static str, &'static str>>, Vec<String>);
+    impl Transport for Recorded {
+        fn exchange(&mut self, endpoint: &str, request: &[u8]) -> Result<Vec<u8>, String> {
+            self.1.push(format!("{endpoint} {}", String::from_utf8_lossy(request)));
+            let body = self.0.pop_front().expect("an answer for each request").map_err(String::from)?;
+            Ok(format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).into_bytes())
+        }
+    }
+
+    #[test]
+    fn the_calls_speak_the_gateway_and_fail_over_between_endpoints() {
+        let endpoints = parse_endpoints("http://a:1,http://b:2").unwrap();
+        let answers = VecDeque::from([
+            Err("connection refused"),
+            Ok(r#"{"header":{"revision":"1"},"ID":"7587899326334851335","TTL":"5"}"#),
+            Ok(r#"{"header":{"revision":"2"},"succeeded":true,"responses":[{"response_put":{}}]}"#),
+            Ok(r#"{"header":{"revision":"3"}}"#),
+            Ok(
+                r#"{"kvs":[{"key":"L3AvY2xhaW0vMA==","create_revision":"2","value":"aGVsbG8=","lease":"7587899326334851335"},{"key":"L3AvbWFyay8w","value":"bQ=="}],"count":"2"}"#,
+            ),
+            Ok(r#"{"result":{"header":{},"ID":"7587899326334851335","TTL":"5"}}"#),
+            Ok(r#"{"result":{"header":{},"ID":"7587899326334851335"}}"#),
+            Ok(
+                r#"{"error":"etcdserver: requested lease not found","message":"etcdserver: requested lease not found","code":5}"#,
+            ),
+            Err("connection refused"),
+            Err("timed out"),
+        ]);
+        let mut g = Gateway::new(endpoints, Recorded(answers, vec![]));
+        assert_eq!(g.grant(5), Ok(7587899326334851335));
+        assert!(
+            g.transport.1[1].starts_with("http://b:2 POST /v3/lease/grant HTTP/1.1\r\nHost: b:2\r\n"),
+            "failed over"
+        );
+        let put = Put { key: "/p/claim/0".into(), value: "hello".into(), lease: 7 };
+        assert_eq!(g.txn(&[Guard::Absent("/p/claim/0".into())], &[put]), Ok(true));
+        assert!(g.transport.1[2].starts_with("http://b:2 "), "stays on the endpoint that answered");
+        assert!(g.transport.1[2]
+            .contains(r#""compare":[{"create_revision":"0","key":"L3AvY2xhaW0vMA==","target":"CREATE"}]"#));
+        assert_eq!(g.txn(&[Guard::LeasedBy("/p/claim/0".into(), 9)], &[]), Ok(false), "a failed compare");
+        let kvs = g.range("/p/").unwrap();
+        assert!(g.transport.1[4].contains(r#""range_end":"L3Aw""#), "the end of the prefix /p/ is /p0");
+        assert_eq!(kvs[0], Kv { key: "/p/claim/0".into(), value: "hello".into(), lease: 7587899326334851335 });
+        assert_eq!(kvs[1].lease, 0);
+        assert_eq!(g.keep_alive(1), Ok(5));
+        assert_eq!(g.keep_alive(1), Ok(0), "a lease etcd no longer has");
+        assert_eq!(g.revoke(1), Ok(()), "revoking a lease already gone");
+        let e = g.grant(5).unwrap_err();
+        assert_eq!(e, "etcd at http://b:2: connection refused; http://a:1: timed out");
+    }
+}
