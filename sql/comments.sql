@@ -37,6 +37,8 @@ COMMENT ON TYPE snowflake_stats IS 'The generator''s health, as returned by snow
 COMMENT ON FUNCTION snowflake_stats() IS
     'The generator''s counters, last issued time, durable high-water mark, machine id and layout';
 COMMENT ON FUNCTION snowflake_stats_reset() IS 'Zeroes the counters of snowflake_stats() (superuser)';
+COMMENT ON FUNCTION snowflake_machine_id_status() IS
+    'Where the machine id comes from (manual, etcd, pod_index), the id in effect and, leased from etcd, the lease: deadline, time left, last renewal, recorded mark, counters, last error';
 COMMENT ON FUNCTION snowflake_to_public(bigint) IS
     'The opaque public form of an id (AES with snowflake.public_key): 26 characters, reversible only with the key';
 COMMENT ON FUNCTION snowflake_from_public(text) IS 'The id of a public token; an error for a token that is not one of ours';

@@ -23,6 +23,17 @@ ALTER TYPE snowflake_stats ADD ATTRIBUTE mark_ahead_ms bigint,
 -- a second; as a bigint it read 0).
 ALTER TYPE snowflake_layout ALTER ATTRIBUTE ids_per_second TYPE double precision;
 
+-- snowflake_machine_id_status(): where the machine id comes from (snowflake.machine_id_source:
+-- manual, etcd, pod_index), the id in effect and, leased from etcd, its lease.
+CREATE FUNCTION @extschema@.snowflake_machine_id_status() RETURNS TABLE (
+    "source" TEXT, "machine_id" INT, "leased_from" TEXT, "held" bool, "lease_id" TEXT,
+    "deadline" timestamp with time zone, "time_left_ms" bigint, "last_renewal" timestamp with time zone,
+    "recorded_mark" timestamp with time zone, "claims" bigint, "renewals" bigint, "renewal_failures" bigint,
+    "leases_lost" bigint, "refused_calls" bigint, "last_error" TEXT, "last_error_at" timestamp with time zone)
+STRICT VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_machine_id_status_wrapper';
+COMMENT ON FUNCTION @extschema@.snowflake_machine_id_status() IS
+    'Where the machine id comes from (manual, etcd, pod_index), the id in effect and, leased from etcd, the lease: deadline, time left, last renewal, recorded mark, counters, last error';
+
 -- Security (issue 16): snowflake_check_peers() safe to point at anything, least privilege.
 -- 1. snowflake_check_peers(): a third parameter, timeout_s (so DROP and CREATE), and its helpers:
 --    three in Rust (masking connection strings; the connect deadline; the wait for an answer, which

@@ -4,7 +4,7 @@
 
 mod postgres;
 
-use postgres::{lease_worker, server_config, shared_memory};
+use postgres::{claim_worker, lease_worker, server_config, shared_memory};
 
 ::pgrx::pg_module_magic!(name = c"pg_snowflake", version = c"0.2.0");
 
@@ -21,6 +21,7 @@ pub extern "C-unwind" fn _PG_init() {
     shared_memory::install_hooks();
     postgres::wal::register();
     lease_worker::register();
+    claim_worker::register();
 }
 
 /// Used by `cargo pgrx test`: the test cluster preloads the library with a machine id set, as

@@ -81,3 +81,91 @@ caught_up() {
   echo "$2 did not replay $1's WAL up to $lsn within 10 s" >&2
   exit 1
 }
+
+# --- etcd, for the machine ids leased from it (Debian's etcd-server 3.4, on 127.0.0.1; data in
+# $SCRATCH). plan_etcd N picks free ports for N members and sets ETCD_ENDPOINTS (their client URLs,
+# comma-separated) and ETCD_CLIENT_PORTS; start_etcd_member I starts member I (1-based) of that
+# plan; start_etcd starts them all and waits for a healthy cluster; stop_etcd stops every member
+# (the scenario's EXIT trap should call it). etcd_get KEY_PREFIX prints the keys under it.
+plan_etcd() {
+  local n=$1 i
+  read -ra ETCD_PORTS <<<"$(python3 -c 'import socket, sys
+s = [socket.socket() for _ in range(2 * int(sys.argv[1]))]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*(x.getsockname()[1] for x in s))' "$n")"
+  ETCD_MEMBERS=$n ETCD_ENDPOINTS="" ETCD_CLUSTER="" ETCD_CLIENT_PORTS=()
+  for i in $(seq 1 "$n"); do
+    ETCD_CLIENT_PORTS+=("${ETCD_PORTS[$((2 * i - 2))]}")
+    ETCD_ENDPOINTS+="${ETCD_ENDPOINTS:+,}http://127.0.0.1:${ETCD_PORTS[$((2 * i - 2))]}"
+    ETCD_CLUSTER+="${ETCD_CLUSTER:+,}e$i=http://127.0.0.1:${ETCD_PORTS[$((2 * i - 1))]}"
+  done
+}
+start_etcd_member() {
+  local i=$1 c=${ETCD_PORTS[$((2 * $1 - 2))]} p=${ETCD_PORTS[$((2 * $1 - 1))]} state=new
+  [ ! -d "$SCRATCH/etcd-e$i" ] || state=existing
+  # In a subshell: not a job of the scenario's shell, which would report its kill.
+  (
+    etcd --name "e$i" --data-dir "$SCRATCH/etcd-e$i" \
+      --listen-client-urls "http://127.0.0.1:$c" --advertise-client-urls "http://127.0.0.1:$c" \
+      --listen-peer-urls "http://127.0.0.1:$p" --initial-advertise-peer-urls "http://127.0.0.1:$p" \
+      --initial-cluster "$ETCD_CLUSTER" --initial-cluster-state "$state" >>"$SCRATCH/etcd-e$i.log" 2>&1 &
+    echo $! >"$SCRATCH/etcd-e$i.pid"
+  )
+}
+start_etcd() {
+  local i
+  for i in $(seq 1 "$ETCD_MEMBERS"); do start_etcd_member "$i"; done
+  for i in $(seq 1 200); do
+    curl -s --max-time 1 "http://127.0.0.1:${ETCD_CLIENT_PORTS[0]}/health" | grep -q '"health":"true"' && return 0
+    sleep 0.1
+  done
+  cat "$SCRATCH"/etcd-e*.log >&2
+  die "etcd did not become healthy"
+}
+# etcd_pid I: the pid of member I.
+etcd_pid() { cat "$SCRATCH/etcd-e$1.pid"; }
+stop_etcd() {
+  local f
+  for f in "$SCRATCH"/etcd-e*.pid; do
+    [ -e "$f" ] || continue
+    kill -CONT "$(cat "$f")" 2>/dev/null || true
+    kill "$(cat "$f")" 2>/dev/null || true
+  done
+  return 0
+}
+# etcd_leader: the member number (1-based) of the current leader.
+etcd_leader() {
+  local i status
+  for i in $(seq 1 "$ETCD_MEMBERS"); do
+    status=$(curl -s --max-time 1 "http://127.0.0.1:${ETCD_CLIENT_PORTS[$((i - 1))]}/v3/maintenance/status" -d '{}') || continue
+    python3 -c 'import json, sys
+s = json.loads(sys.argv[1]); sys.exit(0 if s["leader"] == s["header"]["member_id"] else 1)' "$status" 2>/dev/null \
+      && { echo "$i"; return 0; }
+  done
+  return 1
+}
+# etcd_keys PREFIX [MEMBER]: the keys under PREFIX, one a line, through member MEMBER (default 1).
+etcd_keys() {
+  local port=${ETCD_CLIENT_PORTS[$((${2:-1} - 1))]}
+  curl -sf --max-time 2 "http://127.0.0.1:$port/v3/kv/range" -d "$(python3 -c 'import base64, json, sys
+p = sys.argv[1].encode(); e = p[:-1] + bytes([p[-1] + 1])
+print(json.dumps({"key": base64.b64encode(p).decode(), "range_end": base64.b64encode(e).decode(), "keys_only": True}))' "$1")" \
+    | python3 -c 'import base64, json, sys
+try:
+    r = json.load(sys.stdin)
+except ValueError:
+    sys.exit(1)
+if "header" not in r: sys.exit(1)
+for kv in r.get("kvs", []): print(base64.b64decode(kv["key"]).decode())'
+}
+# held_id NAME [SECONDS]: waits (default 30 s) until cluster NAME holds a machine id; prints it.
+held_id() {
+  local i id
+  for i in $(seq 1 $((${2:-30} * 10))); do
+    id=$(psql_on "$1" -At -c "SELECT machine_id FROM snowflake_machine_id_status() WHERE held" 2>/dev/null || true)
+    [ -z "$id" ] || { echo "$id"; return 0; }
+    sleep 0.1
+  done
+  psql_on "$1" -At -c "SELECT last_error FROM snowflake_machine_id_status()" >&2 || true
+  die "cluster $1 holds no machine id after ${2:-30} s"
+}

@@ -3,19 +3,23 @@
 //! - [`settings`]: the `snowflake.*` settings (GUCs);
 //! - [`clock`]: the wall clock and the boot-time clock;
 //! - [`key_file`]: the key of public ids, read from `snowflake.public_key_file`;
+//! - [`id_source`]: where the machine id comes from (by hand, etcd, a pod index): its settings;
 //! - [`server_config`]: the layout and generator, parsed once in the postmaster at start;
 //! - [`shared_memory`]: where the core's shared state lives, set up by the book;
 //! - [`process_counters`]: one ids-issued counter per process slot;
 //! - [`host`]: the core's clock, waits, mark store, events and limits, for a PostgreSQL process;
 //! - [`mark_store`]: the mark file in the data directory;
 //! - [`wal`]: the lease as a WAL record (resource manager, insert, redo), PostgreSQL 15+;
+//! - [`claim_worker`]: the background worker that holds a machine id leased from etcd;
 //! - [`lease_worker`]: the background worker that renews the high-water mark;
 //! - [`errors`]: the core's errors as PostgreSQL errors (SQLSTATE, message, hint);
 //! - [`sql_api`]: the SQL functions.
 
+pub mod claim_worker;
 pub mod clock;
 pub mod errors;
 pub mod host;
+pub mod id_source;
 pub mod key_file;
 pub mod lease_worker;
 pub mod mark_store;

@@ -3,14 +3,20 @@
 //! setting. A layout that cannot work is reported in the server log at start, and every call that
 //! needs it fails with the same error.
 
-use super::{clock, errors, key_file, settings};
+use super::id_source::{self, EtcdConfig};
+use super::{clock, errors, key_file, settings, shared_memory};
 use pg_snowflake_core::generator::Generator;
+use pg_snowflake_core::machine_source::Source;
+use pg_snowflake_core::state::grant;
 use pg_snowflake_core::{Error, Layout};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::OnceLock;
 
 struct Config {
     layout: Result<Layout, Error>,
     generator: Result<Generator, Error>,
+    source: Source,
+    etcd: Option<EtcdConfig>,
 }
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
@@ -19,14 +25,48 @@ static CONFIG: OnceLock<Config> = OnceLock::new();
 pub fn configure() {
     let raw = settings::define(key_file::load_in_postmaster);
     let layout = settings::layout(&raw);
-    let generator = layout.clone().and_then(|l| settings::machine_id(&raw).and_then(|m| Ok(Generator::new(l, m)?)));
+    let resolved = layout.clone().and_then(|l| id_source::resolve(&raw, &l));
+    let (source, etcd) = match &resolved {
+        Ok((source, _, etcd)) => (*source, etcd.clone()),
+        Err(_) => (Source::Manual, None),
+    };
+    let generator = resolved.map(|(_, g, _)| g);
     let verdict =
         generator.clone().and_then(|g| g.layout().check_clock(clock::wall_clock_ms()).map(|()| g).map_err(Error::from));
-    match verdict {
-        Ok(g) => pgrx::log!("pg_snowflake: machine id {}, layout {}", g.machine_id(), g.layout().describe()),
-        Err(e) => errors::warn_at_start(&e),
+    match (verdict, &etcd) {
+        (Ok(g), Some(etcd)) => {
+            pgrx::log!("pg_snowflake: machine id leased from {}, layout {}", etcd.describe(), g.layout().describe())
+        }
+        (Ok(g), None) => pgrx::log!(
+            "pg_snowflake: machine id {} ({}), layout {}",
+            g.machine_id(),
+            source.name(),
+            g.layout().describe()
+        ),
+        (Err(e), _) => errors::warn_at_start(&e),
     }
-    let _ = CONFIG.set(Config { layout, generator });
+    let _ = CONFIG.set(Config { layout, generator, source, etcd });
+}
+
+/// Where the machine id comes from.
+pub fn source() -> Source {
+    CONFIG.get().map_or(Source::Manual, |c| c.source)
+}
+
+/// The etcd id space, when the machine id is leased.
+pub fn etcd() -> Option<&'static EtcdConfig> {
+    CONFIG.get().and_then(|c| c.etcd.as_ref())
+}
+
+/// The machine id in effect: set by hand or read from the pod index, or leased and held now;
+/// `None` when there is none.
+pub fn machine_id_now() -> Option<i64> {
+    let g = generator().ok()?;
+    if etcd().is_none() {
+        return Some(g.machine_id());
+    }
+    let word = shared_memory::shared()?.hot.grant.load(Relaxed);
+    (word != grant::NOBODY).then(|| grant::parts(word, g.layout().machine_bits()).0)
 }
 
 /// The server's layout, for decoding.
@@ -41,7 +81,7 @@ pub fn layout() -> Result<&'static Layout, Error> {
 /// This server's machine id, -1 when no generator could be made (unset, or a layout that cannot
 /// work): what the mark file and the lease record say of their writer.
 pub fn machine_id_or_unset() -> i64 {
-    generator().map(|g| g.machine_id()).unwrap_or(-1)
+    machine_id_now().unwrap_or(-1)
 }
 
 /// The server's generator, for issuing ids.

@@ -160,6 +160,7 @@ pub fn define(load_key_file: fn(String)) -> RawSettings {
         GucFlags::default(),
     );
     define_key_file(load_key_file);
+    super::id_source::define();
     #[cfg(feature = "fault_injection")]
     GucRegistry::define_int_guc(
         c"snowflake.fault_clock_offset",

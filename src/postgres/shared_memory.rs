@@ -95,7 +95,8 @@ fn initial_state() -> SharedState {
     let accepted = settings::accepted_layout_change();
     let facts = Facts {
         layout,
-        machine_id: server_config::generator().ok().map(|g| g.machine_id()),
+        machine_id: server_config::generator().ok().map(|g| g.machine_id()).filter(|_| server_config::etcd().is_none()),
+        leased: server_config::etcd().is_some(),
         system_identifier: mark_store::system_identifier(),
         accepted_layout: &accepted,
     };

@@ -18,6 +18,9 @@ pub enum Error {
     MachineIdNotHeld {
         source: String,
         last_error: Option<String>,
+        /// The id whose lease reached its local deadline with no renewal since (none: no id was
+        /// claimed since the last one was lost or released).
+        lapsed: Option<i64>,
     },
     /// Where the machine id comes from could not give one at start.
     MachineIdSource {
@@ -149,11 +152,17 @@ impl Error {
             Error::NotPreloaded => {
                 "pg_snowflake is not loaded through shared_preload_libraries".into()
             }
-            Error::MachineIdNotHeld { source, last_error } => format!(
+            Error::MachineIdNotHeld { source, last_error, lapsed } => format!(
                 "no machine id is held: it is leased from {source}, and {}",
-                match last_error {
-                    Some(e) => format!("the last attempt failed: {e}"),
-                    None => "the server is still claiming one".into(),
+                match (lapsed, last_error) {
+                    (Some(id), Some(e)) => format!(
+                        "the lease of machine id {id} reached its local deadline without a renewal (the last attempt failed: {e})"
+                    ),
+                    (Some(id), None) => format!(
+                        "the lease of machine id {id} reached its local deadline while a renewal was still under way"
+                    ),
+                    (None, Some(e)) => format!("the last attempt failed: {e}"),
+                    (None, None) => "the server is still claiming one".into(),
                 }
             ),
             Error::MachineIdSource { setting, reason } => format!("no machine id from {setting}: {reason}"),
@@ -238,8 +247,13 @@ impl Error {
 
     pub fn hint(&self) -> String {
         match self {
-            Error::MachineIdNotHeld { .. } => "The server keeps claiming and serves everything else meanwhile; ids begin once it holds one. Check that etcd is up and reachable from this server (snowflake.etcd_endpoints), and see snowflake_machine_id_status() and the server log.".into(),
-            Error::MachineIdSource { .. } => "Give the StatefulSet's pod index to the server (the Downward API's apps.kubernetes.io/pod-index label as an environment variable, or a hostname ending in -N), or choose another snowflake.machine_id_source, and restart. Never a default: two servers would share it.".into(),
+            Error::MachineIdNotHeld { .. } => "The server keeps claiming and serves everything else meanwhile; ids begin once it holds one. Check that etcd is up and reachable from this server (snowflake.etcd_endpoints), and see snowflake_machine_id_status() and the server log. If every id of the space is held, stop a server of it cleanly (its id is freed at once) or widen snowflake.machine_bits on every server of the space.".into(),
+            Error::MachineIdSource { setting, .. } => match *setting {
+                "snowflake.machine_id_source = 'pod_index'" => "Give the server its StatefulSet pod index (the Downward API's apps.kubernetes.io/pod-index label in the environment variable snowflake.pod_index_variable names, or a hostname ending in -N), or choose another snowflake.machine_id_source, and restart. Never a default: two servers would share it.",
+                "snowflake.etcd_endpoints" | "snowflake.etcd_prefix" => "Write snowflake.etcd_endpoints as the etcd members' client URLs, http://host:port separated by commas, and snowflake.etcd_prefix as a key prefix such as /pg_snowflake/prod (the same on every server of the id space), and restart.",
+                _ => "Set snowflake.machine_id_source to 'manual' with snowflake.machine_id, or to 'etcd' or 'pod_index' without it, and restart.",
+            }
+            .into(),
             Error::NotPreloaded => "Add pg_snowflake to shared_preload_libraries in postgresql.conf, set snowflake.machine_id, and restart the server.".into(),
             Error::SettingNotAccepted { .. } => "Write the setting as a plain integer (see the server log for why it was refused) and restart.".into(),
             Error::EpochUnparsable { .. } => "Write the epoch as in 2025-01-01 00:00:00+00, with an explicit UTC offset, and restart.".into(),

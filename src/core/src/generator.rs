@@ -20,7 +20,7 @@ use crate::host::Host;
 use crate::host::{Limits, Waiter};
 use crate::layout::{Layout, LayoutError};
 use crate::lease;
-use crate::state::SharedState;
+use crate::state::{grant, SharedState};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
 /// At most one clock-rollback WARNING per this many milliseconds.
@@ -205,7 +205,13 @@ impl Generator {
                 // Waiting would not cure it within a call: the lease's holder keeps claiming.
                 Blocked::NotHeld => {
                     shared.claim.refusals.fetch_add(1, Relaxed);
-                    return Err(Error::MachineIdNotHeld { source: String::new(), last_error: shared.claim.error() });
+                    let word = shared.hot.grant.load(Relaxed);
+                    let lapsed = (word != grant::NOBODY).then(|| grant::parts(word, self.layout.machine_bits()).0);
+                    return Err(Error::MachineIdNotHeld {
+                        source: String::new(),
+                        last_error: shared.claim.error(),
+                        lapsed,
+                    });
                 }
             };
             let start_of = |tick| self.layout.tick_start_ms(tick).unwrap_or(i64::MAX);

@@ -251,11 +251,12 @@ impl SharedState {
         self.mark.unix_ms.fetch_max(unix_ms, Relaxed) < unix_ms
     }
 
-    /// Takes every tick up to `tick` as used (the high-water mark another holder of this machine
-    /// id recorded): the state word never comes down.
+    /// Takes every tick up to `tick` as used (the high-water mark recorded for a machine id this
+    /// server now holds), as a restart above that mark does: waiting for the clock to pass it is
+    /// no clock rollback. The state word never comes down.
     pub fn use_up_to(&self, tick: i64, sequence_bits: u32) {
-        if tick >= 0 {
-            self.hot.state.fetch_max(used_up(tick, sequence_bits), AcqRel);
+        if tick >= 0 && self.hot.state.fetch_max(used_up(tick, sequence_bits), AcqRel) < used_up(tick, sequence_bits) {
+            self.mark.restart_tick.fetch_max(tick, Relaxed);
         }
     }
 

@@ -16,7 +16,18 @@ fn nextval() -> Result<i64, Error> {
     if in_recovery() {
         return Err(Error::HotStandby);
     }
-    generator.next_id(shared, &mut PgHost)
+    generator.next_id(shared, &mut PgHost).map_err(name_the_source)
+}
+
+/// A refusal for want of a leased id names where it is leased from (the core does not know).
+#[cold]
+fn name_the_source(e: Error) -> Error {
+    match (e, server_config::etcd()) {
+        (Error::MachineIdNotHeld { last_error, lapsed, .. }, Some(etcd)) => {
+            Error::MachineIdNotHeld { source: etcd.describe(), last_error, lapsed }
+        }
+        (e, _) => e,
+    }
 }
 
 /// Recovery, once ended, never resumes in a running server (a promoted standby stays a primary),

@@ -14,6 +14,7 @@ mod fixed_layout;
 mod generate;
 mod json;
 mod layout;
+mod machine_id;
 mod partition;
 mod peers;
 mod public_id;

@@ -1,0 +1,127 @@
+# majors: 15
+# long: half a minute or more, queued first
+# Machine ids leased from etcd (snowflake.machine_id_source = 'etcd'), against a real 3-member etcd
+# cluster on 127.0.0.1 (Debian's etcd-server 3.4, installed by the test command):
+# 1. etcd down at start: snowflake_nextval() refuses (55000) naming the three endpoints and the
+#    last error; everything else is served; once etcd is up, the server claims an id and issues.
+# 2. Eight servers started at once in one id space: eight distinct ids; all insert under load at
+#    once while the etcd leader is killed (SIGKILL): generation goes on; 0 duplicates.
+# 3. A clean stop records the final mark and releases the id at once; the restarted server gets
+#    its own id back.
+# 4. A new holder whose clock is behind the old holder's last id (3 s): it issues nothing at or
+#    below it (it waits for its clock).
+# 5. Exhaustion: snowflake.machine_bits = 2, five servers: four hold ids, the fifth's refusal names
+#    the space and its size. And the settings: a source with snowflake.machine_id set too.
+export PGOPTIONS="-c client_min_messages=error"
+trap stop_etcd EXIT
+plan_etcd 3
+# The ports differ from run to run: the output names them P1, P2, P3.
+mask_ports() {
+  sed -e "s/${ETCD_CLIENT_PORTS[0]}/P1/g" -e "s/${ETCD_CLIENT_PORTS[1]}/P2/g" -e "s/${ETCD_CLIENT_PORTS[2]}/P3/g" \
+    -e 's/ (os error [0-9]*)//g'
+}
+init_leased() { # init_leased NAME PREFIX [more settings...]
+  local name=$1 prefix=$2 conf=()
+  shift 2
+  conf=("shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id_source = 'etcd'"
+    "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'" "snowflake.etcd_prefix = '$prefix'" "$@")
+  init_cluster "$name" "${conf[@]}"
+}
+
+echo "== 1. etcd down at start"
+init_leased early /pg_snowflake/test
+start_cluster early
+create_extension early
+for _ in $(seq 1 100); do
+  [ -n "$(psql_on early -At -c "SELECT last_error FROM snowflake_machine_id_status()")" ] && break
+  sleep 0.1
+done
+psql_on early -c '\set VERBOSITY verbose' -c "SELECT snowflake_nextval()" 2>&1 | grep -v '^LOCATION' | mask_ports || true
+psql_on early -At -c "SELECT 'other queries are served: ' || count(*) FROM pg_class WHERE relname = 'pg_class'"
+psql_on early -At -c "SELECT 'refused calls counted: ' || (refused_calls >= 1) FROM snowflake_machine_id_status()"
+start_etcd
+echo "early holds machine id $(held_id early)"
+psql_on early -At -c "SELECT 'an id under it: ' || (snowflake_machine_id(snowflake_nextval()) = 0)"
+
+echo "== 2. eight servers at once, the etcd leader killed under load"
+for n in 1 2 3 4 5 6 7 8; do init_leased "node$n" /pg_snowflake/test; done
+starting=()
+for n in 1 2 3 4 5 6 7 8; do
+  start_cluster "node$n" &
+  starting+=($!)
+done
+for p in "${starting[@]}"; do wait "$p" || die "a server did not start"; done
+for n in 1 2 3 4 5 6 7 8; do
+  create_extension "node$n"
+  psql_on "node$n" -c "CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), conn int NOT NULL)"
+done
+ids=$(for n in 1 2 3 4 5 6 7 8; do held_id "node$n"; done | sort -n | tr '\n' ' ')
+echo "the eight hold: $ids"
+echo 'INSERT INTO orders(conn) VALUES (:client_id);' >"$SCRATCH/insert.sql"
+pids=()
+for n in 1 2 3 4 5 6 7 8; do
+  "$PG_BIN/pgbench" -n -h "$SCRATCH" -p "$(port_of "node$n")" -U postgres -c 2 -j 1 -T 6 \
+    -f "$SCRATCH/insert.sql" postgres >"$SCRATCH/pgbench-$n.log" 2>&1 &
+  pids+=($!)
+done
+sleep 2
+leader=$(etcd_leader) || die "no etcd leader"
+kill -9 "$(etcd_pid "$leader")"
+echo "the etcd leader killed under load"
+failed=0
+for p in "${pids[@]}"; do wait "$p" || failed=1; done
+[ "$failed" = 0 ] || { cat "$SCRATCH"/pgbench-*.log; die "pgbench failed while the leader was killed"; }
+echo "every server went on inserting"
+psql_on early -c "CREATE TABLE all_ids (id bigint NOT NULL, node text NOT NULL)"
+for n in 1 2 3 4 5 6 7 8; do
+  psql_on "node$n" -c "\\copy (SELECT id, 'node$n' FROM orders) TO STDOUT" | psql_on early -c "\\copy all_ids FROM STDIN"
+done
+psql_on early -At -c "SELECT 'rows: over 1,000: ' || (count(*) > 1000) || ', duplicates: ' || (count(*) - count(DISTINCT id)) || ', machine ids seen: ' || count(DISTINCT snowflake_machine_id(id)) FROM all_ids"
+psql_on early -At -c "SELECT count(*) || ' rows from 8 servers' FROM all_ids" >>"$REPORT"
+psql_on early -At -c "SELECT 'renewals went on: ' || bool_and(renewals > 0) FROM snowflake_machine_id_status()"
+start_etcd_member "$leader"
+
+echo "== 3. a clean stop releases the id; a restart gets it back"
+before=$(held_id node3)
+last=$(psql_on node3 -At -c "SELECT max(id) FROM orders")
+stop_cluster node3
+echo "claims left by node3 after its stop: $(etcd_keys /pg_snowflake/test/claim/ | grep -c "/claim/$before\$" || true)"
+start_cluster node3
+after=$(held_id node3 10)
+echo "node3 holds the same id after a restart: $([ "$before" = "$after" ] && echo yes || echo "no: $before then $after")"
+psql_on node3 -At -c "SELECT 'its next id is above its last: ' || (snowflake_nextval() > $last)"
+
+echo "== 4. a new holder whose clock is behind the old holder's last id"
+for n in 1 2 3 4 5 6 7 8; do stop_cluster "node$n"; done
+init_leased ahead /pg_snowflake/behind "snowflake.fault_clock_offset = 3000"
+init_leased behind /pg_snowflake/behind "snowflake.max_clock_wait = 10000"
+start_cluster ahead
+create_extension ahead
+held_id ahead >/dev/null
+ahead_last=$(psql_on ahead -At -c "SELECT max(snowflake_nextval()) FROM generate_series(1, 1000)")
+stop_cluster ahead
+start_cluster behind
+create_extension behind
+echo "behind holds machine id $(held_id behind), as ahead did"
+psql_on behind -At -c "SELECT 'its first id is above the old holder''s last: ' || (snowflake_nextval() > $ahead_last)"
+psql_on behind -At -c "SELECT 'it waited for its clock: ' || (clock_waits >= 1) FROM snowflake_stats()"
+
+echo "== 5. exhaustion, and settings that cannot work"
+for n in 1 2 3 4 5; do init_leased "small$n" /pg_snowflake/small "snowflake.machine_bits = 2"; done
+for n in 1 2 3 4; do start_cluster "small$n"; create_extension "small$n"; held_id "small$n" >/dev/null; done
+start_cluster small5
+create_extension small5
+for _ in $(seq 1 100); do
+  [ -n "$(psql_on small5 -At -c "SELECT last_error FROM snowflake_machine_id_status()")" ] && break
+  sleep 0.1
+done
+psql_on small5 -c "SELECT snowflake_nextval()" 2>&1 | mask_ports | sed 's/: 0 by .*/: (the four holders)/' || true
+init_cluster both "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id_source = 'etcd'" \
+  "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'" "snowflake.machine_id = 3"
+init_cluster tls "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id_source = 'etcd'" \
+  "snowflake.etcd_endpoints = 'https://127.0.0.1:2379'"
+for c in both tls; do
+  start_cluster "$c"
+  create_extension "$c"
+  psql_on "$c" -c "SELECT snowflake_nextval()" 2>&1 || true
+done

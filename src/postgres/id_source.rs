@@ -1,0 +1,168 @@
+//! Where this server's machine id comes from: the settings (`snowflake.machine_id_source` and
+//! those of each source), read once in the postmaster at start, and the generator they give. The
+//! core decides (`pg_snowflake_core::machine_source`, `claim`); this reads the settings, the
+//! environment and the hostname.
+
+use super::settings::{self, RawSettings};
+use pg_snowflake_core::etcd_gateway::{parse_endpoints, Endpoint};
+use pg_snowflake_core::generator::Generator;
+use pg_snowflake_core::machine_source::{self, Source};
+use pg_snowflake_core::{Error, Layout};
+use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
+use std::ffi::CString;
+
+static SOURCE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"manual"));
+static ETCD_ENDPOINTS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static ETCD_PREFIX: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"/pg_snowflake/default"));
+static ETCD_LEASE_TTL: GucSetting<i32> = GucSetting::<i32>::new(10);
+static POD_INDEX_VARIABLE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"POD_INDEX"));
+static MACHINE_ID_OFFSET: GucSetting<i32> = GucSetting::<i32>::new(0);
+#[cfg(feature = "fault_injection")]
+static FAULT_NO_LEASE_DEADLINE: GucSetting<bool> = GucSetting::<bool>::new(false);
+
+/// Defines the settings; from `settings::define`, while libraries preload.
+pub fn define() {
+    GucRegistry::define_string_guc(
+        c"snowflake.machine_id_source",
+        c"Where the machine id comes from: manual (snowflake.machine_id), etcd (a lease) or pod_index (a StatefulSet's pod).",
+        c"etcd: claimed at start from snowflake.etcd_endpoints, unique by construction; pod_index: the Downward API's apps.kubernetes.io/pod-index label in the environment variable snowflake.pod_index_variable, or the hostname's ordinal, plus snowflake.machine_id_offset.",
+        &SOURCE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"snowflake.etcd_endpoints",
+        c"The etcd cluster that leases machine ids: http://host:port, comma-separated.",
+        c"Used with snowflake.machine_id_source = 'etcd'. Patroni's etcd can be shared: the ids live under snowflake.etcd_prefix.",
+        &ETCD_ENDPOINTS,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"snowflake.etcd_prefix",
+        c"The etcd key prefix that names this id space: every server that must never share an id uses the same one.",
+        c"Claims live under <prefix>/claim/<id>, high-water marks under <prefix>/mark/<id>.",
+        &ETCD_PREFIX,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"snowflake.etcd_lease_ttl",
+        c"Seconds the etcd lease of the machine id lives without a renewal.",
+        c"Renewed three times a TTL; ids stop a fifth of it (at least half a second) before it can have expired.",
+        &ETCD_LEASE_TTL,
+        2,
+        3600,
+        GucContext::Postmaster,
+        GucFlags::UNIT_S,
+    );
+    GucRegistry::define_string_guc(
+        c"snowflake.pod_index_variable",
+        c"The environment variable that holds the StatefulSet pod index (snowflake.machine_id_source = 'pod_index').",
+        c"Set it from the apps.kubernetes.io/pod-index label with the Downward API; when it is not set, the hostname's trailing ordinal is used.",
+        &POD_INDEX_VARIABLE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"snowflake.machine_id_offset",
+        c"Added to the pod index: several StatefulSets in one id space each get a range of their own.",
+        c"Used with snowflake.machine_id_source = 'pod_index'.",
+        &MACHINE_ID_OFFSET,
+        0,
+        i32::MAX,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    #[cfg(feature = "fault_injection")]
+    GucRegistry::define_bool_guc(
+        c"snowflake.fault_no_lease_deadline",
+        c"TEST BUILDS ONLY: a leased machine id is used past its lease's local deadline.",
+        c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the paused-holder test.",
+        &FAULT_NO_LEASE_DEADLINE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+}
+
+fn text(s: &GucSetting<Option<CString>>) -> String {
+    s.get().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// The etcd id space, as configured.
+#[derive(Clone, Debug)]
+pub struct EtcdConfig {
+    pub endpoints: Vec<Endpoint>,
+    pub prefix: String,
+    pub ttl_s: i64,
+}
+
+impl EtcdConfig {
+    /// For messages: where the id is leased from.
+    pub fn describe(&self) -> String {
+        let urls: Vec<&str> = self.endpoints.iter().map(|e| e.url.as_str()).collect();
+        format!("etcd at {} (id space {})", urls.join(","), self.prefix)
+    }
+}
+
+/// The source, the generator it gives (a leased id is OR-ed in at each call: the generator's own
+/// is 0), and the etcd space when leased.
+pub fn resolve(raw: &RawSettings, layout: &Layout) -> Result<(Source, Generator, Option<EtcdConfig>), Error> {
+    let source = Source::parse(&text(&SOURCE))?;
+    let by_hand = settings::machine_id_if_set();
+    let refuse = |reason: String| Error::MachineIdSource { setting: machine_source::SETTING, reason };
+    if source != Source::Manual && by_hand.is_some() {
+        return Err(refuse(format!(
+            "it is '{}', and snowflake.machine_id is set too ({}): remove one of them",
+            source.name(),
+            by_hand.unwrap_or(-1)
+        )));
+    }
+    match source {
+        Source::Manual => Ok((source, Generator::new(*layout, settings::machine_id(raw)?)?, None)),
+        Source::PodIndex => {
+            let variable = text(&POD_INDEX_VARIABLE);
+            let value = std::env::var(&variable).ok();
+            let id = machine_source::pod_index(
+                &variable,
+                value.as_deref(),
+                hostname().as_deref(),
+                i64::from(MACHINE_ID_OFFSET.get()),
+            )?;
+            Ok((source, Generator::new(*layout, id)?, None))
+        }
+        Source::Etcd => {
+            let endpoints = parse_endpoints(&text(&ETCD_ENDPOINTS))
+                .map_err(|why| Error::MachineIdSource { setting: "snowflake.etcd_endpoints", reason: why })?;
+            let prefix = text(&ETCD_PREFIX).trim_end_matches('/').to_string();
+            if !prefix.starts_with('/') || prefix.len() < 2 {
+                return Err(Error::MachineIdSource {
+                    setting: "snowflake.etcd_prefix",
+                    reason: format!("'{prefix}' is not a key prefix such as /pg_snowflake/prod"),
+                });
+            }
+            let config = EtcdConfig { endpoints, prefix, ttl_s: i64::from(ETCD_LEASE_TTL.get()) };
+            Ok((source, Generator::new(*layout, 0)?, Some(config)))
+        }
+    }
+}
+
+/// This machine's hostname.
+pub fn hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: a buffer we own and its length.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    (rc == 0).then(|| {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    })
+}
+
+/// Test builds only: whether the lease's deadline is switched off; false in every other build.
+#[inline(always)]
+pub fn fault_no_lease_deadline() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_NO_LEASE_DEADLINE.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
