@@ -590,7 +590,15 @@ $fn$;
 -- snowflake_nextval(); every later id is above it), else the smallest id it could issue now (its
 -- clock, machine id and layout; NULL when it cannot issue ids: then nothing is compared). When the
 -- largest value is not below the first id, hint says what would put new ids above the old: for
--- pgEdge's ids, pgEdge's epoch; for others, the latest epoch that would, if there is one.
+-- pgEdge's ids, pgEdge's epoch; for others, the latest epoch that would, if there is one. An epoch
+-- is offered as the fix only on a server that has issued no ids (no high-water mark on record:
+-- snowflake_stats().high_water_mark); on one that has, a new epoch stops snowflake_nextval() (55000,
+-- the layout changed) until snowflake.accept_layout_change, and then every id it issued decodes at
+-- another time, in every table: the hint says so and gives the choices that leave them alone.
+-- pgEdge's ids (ms since 2023-01-01 << 22 | node << 12 | count) are named by what the values decode
+-- to under that layout, not by their range: the largest (and, unless the column has pgEdge's
+-- default, the smallest: a sequence's values count from 1) must carry a time from pgEdge's epoch to
+-- now (a minute of clock skew allowed).
 CREATE FUNCTION snowflake_internal.convert_floor(tbl regclass, col name, kind text, issue boolean,
                                         OUT max_id bigint, OUT first_id bigint, OUT hint text)
 LANGUAGE plpgsql VOLATILE
@@ -603,13 +611,17 @@ DECLARE
     top bigint;
     latest_epoch timestamptz;
     pgedge_first bigint;
+    min_id bigint;
+    issued boolean;
+    owner oid := (SELECT c.relowner FROM pg_class c WHERE c.oid = tbl);
 BEGIN
-    max_id := snowflake_internal.run_as_owner((SELECT c.relowner FROM pg_class c WHERE c.oid = tbl),
-                                              format('SELECT max(%I)::bigint FROM %s', col, tbl));
+    max_id := snowflake_internal.run_as_owner(owner, format('SELECT max(%I)::bigint FROM %s', col, tbl));
     BEGIN
         SELECT * INTO lay FROM @extschema@.snowflake_layout();
         machine := greatest(current_setting('snowflake.machine_id')::bigint, 0);
         clock := @extschema@.snowflake_clock();
+        -- Before this call issues one: whether the server has issued ids (its mark is on record).
+        issued := (SELECT s.high_water_mark IS NOT NULL FROM @extschema@.snowflake_stats() s);
         IF issue AND has_function_privilege('@extschema@.snowflake_nextval()', 'EXECUTE') THEN
             first_id := @extschema@.snowflake_nextval();
         ELSE
@@ -628,13 +640,26 @@ BEGIN
     pgedge_first := @extschema@.snowflake_from_timestamp(clock, '2023-01-01 00:00:00+00', lay.machine_bits,
                                                          lay.sequence_bits, lay.time_unit_ms)
                     | (machine << lay.sequence_bits);
-    IF pgedge_first > max_id AND (kind = 'pgedge' OR @extschema@.snowflake_timestamp(max_id, 'pgedge')
-                                  BETWEEN '2023-01-01 00:00:00+00' AND clock) THEN
-        hint := format('These are pgEdge snowflake ids (ms since 2023-01-01 << 22 | node << 12 | count): set '
-                       'snowflake.epoch = ''2023-01-01 00:00:00+00'' (pgEdge''s epoch) and snowflake.machine_id to '
-                       'pgEdge''s snowflake.node in postgresql.conf, restart, and convert: the first new id is then '
-                       'about %s. See "Switching from pgEdge snowflake" in the manual.', pgedge_first);
-        RETURN;
+    IF pgedge_first > max_id AND max_id >> 22 > 0
+       AND @extschema@.snowflake_timestamp(max_id, 'pgedge') <= clock + interval '1 minute' THEN
+        IF kind IS DISTINCT FROM 'pgedge' THEN
+            min_id := snowflake_internal.run_as_owner(owner, format('SELECT min(%I)::bigint FROM %s', col, tbl));
+        END IF;
+        IF kind = 'pgedge' OR (min_id >> 22 > 0
+                               AND @extschema@.snowflake_timestamp(min_id, 'pgedge') <= clock + interval '1 minute') THEN
+            hint := 'These are pgEdge snowflake ids (ms since 2023-01-01 << 22 | node << 12 | count): ' || CASE
+                WHEN issued IS FALSE THEN format('set snowflake.epoch = ''2023-01-01 00:00:00+00'' (pgEdge''s epoch) '
+                     'and snowflake.machine_id to pgEdge''s snowflake.node in postgresql.conf, restart, and convert: the '
+                     'first new id is then about %s (this server has issued no ids yet, so no other id changes). See '
+                     '"Switching from pgEdge snowflake" in the manual.', pgedge_first)
+                ELSE 'pgEdge''s epoch (2023-01-01) would put new ids above them, but this server has already issued ids '
+                     'under its own: changing snowflake.epoch stops every snowflake_nextval() (55000, the layout changed) '
+                     'until snowflake.accept_layout_change, and then every id it has issued, in every table, decodes at a '
+                     'wrong time. Keep the column''s own default, or convert it on a server that has issued no '
+                     'ids yet, set to pgEdge''s epoch; change the epoch here only if no table keeps this server''s ids. '
+                     'See "Switching from pgEdge snowflake" in the manual.' END;
+            RETURN;
+        END IF;
     END IF;
     -- The tick of max_id under this layout's widths: an epoch at least top + 1 ticks before now
     -- puts the first new id above it. The latest such UTC midnight, if the field can hold it.
@@ -644,12 +669,21 @@ BEGIN
     IF top + 1 >= (1::bigint << lay.timestamp_bits) OR latest_epoch < '1970-01-01 00:00:00+00' THEN
         hint := format('No epoch of this layout starts new ids above %s (its timestamp field would have to count '
                        'from before 1970): keep the column''s own default, or give the table a new key column.', max_id);
-    ELSE
+    ELSIF issued IS FALSE THEN
         hint := format('Set snowflake.epoch = ''%s'' or earlier in postgresql.conf (new ids then start above %s; the '
-                       'timestamp field then ends in %s), restart, and convert; or keep the column''s own default.',
+                       'timestamp field then ends in %s), restart, and convert (this server has issued no ids yet, so '
+                       'no other id changes); or keep the column''s own default.',
                        to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id,
                        to_char((latest_epoch + (1::bigint << lay.timestamp_bits) * lay.time_unit_ms * interval '1 ms')
                                AT TIME ZONE 'UTC', 'YYYY'));
+    ELSE
+        hint := format('Keep the column''s own default, or give the table a new key column (ADD COLUMN ... bigint DEFAULT '
+                       'snowflake_nextval() gives every row a new id). A new epoch (snowflake.epoch = ''%s'' or earlier '
+                       'would start new ids above %s) is no fix here: this server has already issued ids, so it stops '
+                       'every snowflake_nextval() (55000, the layout changed) until snowflake.accept_layout_change, and '
+                       'then every id it has issued, in every table, decodes at a wrong time; change it only if no table '
+                       'keeps this server''s ids.',
+                       to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id);
     END IF;
 END
 $fn$;

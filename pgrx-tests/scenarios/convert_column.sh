@@ -384,3 +384,42 @@ q -d restored -c "SELECT relname, reloptions IS NOT NULL AS has_options, pg_get_
                   has_table_privilege('reader', oid, 'SELECT') AS reader_reads, has_column_privilege('viewer', oid, 1::int2, 'SELECT') AS viewer_reads_first_column
                   FROM pg_class WHERE relkind = 'v' AND relnamespace = 'public'::regnamespace ORDER BY relname"
 rm -f "$SCRATCH/dump.sql"
+echo "== the guard's hint (22003) on a server that has issued ids, and on one that has not"
+# main has issued ids (the conversions above and their rows): a new epoch would stop its
+# snowflake_nextval() (55000, the layout changed) until snowflake.accept_layout_change, and then move
+# the time of every id it issued, so its hints do not offer the epoch as the fix; they say so, and
+# give the choices that leave those ids alone. fresh (same machine id, nothing issued) offers it,
+# saying that nothing else changes; its refusals, a real run's too, leave it so (no id issued).
+# Three columns: high (bigserial at 9 << 58: under pgEdge's layout a time in 2042, not pgEdge's),
+# round_ids (a bigserial from 1 whose sequence was set to 400000000000000000: under pgEdge's layout
+# 2026-01-08, node 640, but its smallest value, 1, is no pgEdge id: not pgEdge's), edge_ids (a
+# bigserial holding ids composed as pgEdge's snowflake.c does, of 2026-01-15 and 2026-06-01, node 5:
+# pgEdge's hint). The negative control of the pgEdge label, by hand: with the old rule (any value
+# below pgEdge's first id that decodes to a time after 2023-01-01), round_ids gets pgEdge's hint.
+init_cluster fresh "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
+start_cluster fresh
+create_extension fresh >/dev/null
+psql_on fresh -X -q -f "$PROJECT_DIR/pgrx-tests/harness/sql/error_of.sql" >/dev/null
+stable() { sed -E -e 's/(about|below|above) [0-9]{15,}/\1 ID/g' \
+  -e "s/epoch = '[0-9]{4}-[0-9]{2}-[0-9]{2} 00:00:00\+00' or earlier/epoch = 'DATE' or earlier/" \
+  -e 's/ends in [0-9]{4}/ends in YEAR/'; }
+for c in main fresh; do
+  psql_on "$c" -X -q <<'SQL'
+CREATE TABLE high (id bigserial PRIMARY KEY);
+INSERT INTO high VALUES (9 * (1::bigint << 58));
+CREATE TABLE round_ids (id bigserial PRIMARY KEY);
+INSERT INTO round_ids DEFAULT VALUES;
+SELECT setval('round_ids_id_seq', 399999999999999999) \g /dev/null
+INSERT INTO round_ids DEFAULT VALUES;
+CREATE TABLE edge_ids (id bigserial PRIMARY KEY);
+INSERT INTO edge_ids SELECT (((extract(epoch FROM t) * 1000)::bigint - 1672531200000) << 22) | (5 << 12) | 1
+FROM unnest(ARRAY['2026-01-15 08:00:00+00', '2026-06-01 12:00:00+00']::timestamptz[]) t;
+SQL
+  echo "-- on $c: issued ids (a high-water mark on record): $(psql_on "$c" -X -At -c "SELECT high_water_mark IS NOT NULL FROM snowflake_stats()")"
+  for call in "'high', 'id'" "'round_ids', 'id'" "'edge_ids', 'id'" "'round_ids', 'id', dry_run => false"; do
+    echo "snowflake_convert_column($call):"
+    psql_on "$c" -X -At -c "SELECT state, message, hint FROM error_of(\$\$SELECT snowflake_convert_column($call)\$\$)" | stable
+  done
+  echo "on $c, issued ids after the refusals: $(psql_on "$c" -X -At -c "SELECT high_water_mark IS NOT NULL FROM snowflake_stats()")"
+done
+echo "round_ids decodes under pgEdge's layout to: $(psql_on fresh -X -At -c "SELECT (snowflake_decode(400000000000000000, 'pgedge')).ts, snowflake_machine_id(400000000000000000, 'pgedge')")"
