@@ -44,19 +44,19 @@ COMMENT ON FUNCTION snowflake_to_public(bigint) IS
 COMMENT ON FUNCTION snowflake_from_public(text) IS 'The id of a public token; an error for a token that is not one of ours';
 COMMENT ON FUNCTION snowflake_try_from_public(text) IS 'The id of a public token, or NULL for a token that is not one of ours';
 COMMENT ON FUNCTION snowflake_clock() IS 'The time as the generator reads it now';
-COMMENT ON FUNCTION snowflake_peer_conninfo(text, integer, integer) IS
+COMMENT ON FUNCTION snowflake_internal.peer_conninfo(text, integer, integer) IS
     'For snowflake_check_peers(): a connection string without its passwords, with a connect_timeout, and its secrets to mask';
-COMMENT ON FUNCTION snowflake_peer_deadline(integer) IS
+COMMENT ON FUNCTION snowflake_internal.peer_deadline(integer) IS
     'For snowflake_check_peers(): disarms this backend''s connect deadline (returns whether it fired), then arms it for ms, until the end of the transaction at most';
-COMMENT ON FUNCTION snowflake_dblink_poll(text, integer) IS
+COMMENT ON FUNCTION snowflake_internal.dblink_poll(text, integer) IS
     'For snowflake_check_peers(): waits at most timeout_ms for the answer on the caller''s dblink link; refuses an answer that takes more than 64 kB or announces a message of more than 16 MB';
 
 -- Privileges: least privilege by default (README "Security"). PUBLIC keeps what only reads or
--- computes: decode, the extractors, from_timestamp, compose, layout, clock, stats, and the helpers
--- of snowflake_check_peers() that act only on the caller's own dblink links or read their
--- arguments (peer_conninfo, dblink_wait, dblink_end, dblink_poll, dblink_close), and the schema
--- snowflake_internal with the helpers of snowflake_convert_column() and snowflake_convert_all():
--- they read catalogs that every role may read and return rows or raise, and every statement they
+-- computes: decode, the extractors, from_timestamp, compose, layout, clock, stats, and the schema
+-- snowflake_internal with the helpers of snowflake_check_peers() that act only on the caller's own
+-- dblink links or read their arguments or the catalog (peer_conninfo, dblink_wait, dblink_end,
+-- dblink_poll, dblink_close, citus_nodes), and the helpers of snowflake_convert_column() and
+-- snowflake_convert_all(): they read catalogs that every role may read and return rows or raise, and every statement they
 -- run on a relation goes through snowflake_internal.run_as_owner(), which runs it as the
 -- relation's owner, restricted, and only for a caller that has that owner's privileges (so it
 -- gives nobody a right they do not have); convert_floor issues an id only for a caller that may
@@ -71,7 +71,7 @@ COMMENT ON FUNCTION snowflake_dblink_poll(text, integer) IS
 --   to the roles that serve public ids;
 -- - snowflake_stats_reset(): the counters are everyone's;
 -- - snowflake_check_peers(): opens network connections from the server;
--- - snowflake_peer_deadline(): its helper that arms a timer cancelling this backend's statements
+-- - snowflake_internal.peer_deadline(): its helper that arms a timer cancelling this backend's statements
 --   (until the end of the transaction); grant it with snowflake_check_peers().
 GRANT USAGE ON SCHEMA snowflake_internal TO PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_nextval() FROM PUBLIC;
@@ -80,7 +80,7 @@ REVOKE ALL ON FUNCTION snowflake_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_try_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_check_peers(text[], double precision, integer) FROM PUBLIC;
-REVOKE ALL ON FUNCTION snowflake_peer_deadline(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_internal.peer_deadline(integer) FROM PUBLIC;
 COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
     'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';
 COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
@@ -89,6 +89,6 @@ COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, b
     'Turns a serial, identity, DEFAULT nextval() or pgEdge snowflake.nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); refuses a column whose values are not below the first new id; returns the DDL, runs it unless dry_run';
 COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
     'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; a row per column with its verdict and statements; a dry run (the default) is a plan, a real run converts all or refuses them all together';
-COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column() and snowflake_convert_all(); not for direct use';
+COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column(), snowflake_convert_all() and snowflake_check_peers(); not for direct use';
 COMMENT ON FUNCTION snowflake_internal.run_as_owner(oid, text) IS
     'For the conversion: runs one statement as the given owner in a security-restricted operation (as VACUUM and ANALYZE run table code), for a caller that has that owner''s privileges; returns its first column as a bigint';

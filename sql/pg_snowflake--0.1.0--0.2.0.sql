@@ -37,15 +37,19 @@ COMMENT ON FUNCTION @extschema@.snowflake_machine_id_status() IS
 -- Security (issue 16): snowflake_check_peers() safe to point at anything, least privilege.
 -- 1. snowflake_check_peers(): a third parameter, timeout_s (so DROP and CREATE), and its helpers:
 --    three in Rust (masking connection strings; the connect deadline; the wait for an answer, which
---    bounds its memory), two in PL/pgSQL.
+--    bounds its memory), four in PL/pgSQL. The helpers live in the schema snowflake_internal, not
+--    in the user's (0.1.0 had none of them: nothing to move or drop).
 DROP FUNCTION @extschema@.snowflake_check_peers(text[], double precision);
-CREATE FUNCTION @extschema@.snowflake_peer_conninfo("conninfo" TEXT, "position" INT, "connect_timeout" INT)
+CREATE SCHEMA snowflake_internal;
+GRANT USAGE ON SCHEMA snowflake_internal TO PUBLIC;
+COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column(), snowflake_convert_all() and snowflake_check_peers(); not for direct use';
+CREATE FUNCTION snowflake_internal.peer_conninfo("conninfo" TEXT, "position" INT, "connect_timeout" INT)
 RETURNS TABLE ("shown" TEXT, "connect" TEXT, "secrets" TEXT[])
-IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_peer_conninfo_wrapper';
-CREATE FUNCTION @extschema@.snowflake_peer_deadline("ms" INT) RETURNS bool
-STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_peer_deadline_wrapper';
-CREATE FUNCTION @extschema@.snowflake_dblink_poll("link" TEXT, "timeout_ms" INT) RETURNS bool
-STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_dblink_poll_wrapper';
+IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'peer_conninfo_wrapper';
+CREATE FUNCTION snowflake_internal.peer_deadline("ms" INT) RETURNS bool
+STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'peer_deadline_wrapper';
+CREATE FUNCTION snowflake_internal.dblink_poll("link" TEXT, "timeout_ms" INT) RETURNS bool
+STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'dblink_poll_wrapper';
 
 -- sql/check_peers.sql, whole:
 -- snowflake_check_peers(peers, max_skew_ms, timeout_s): connects to other servers that share this
@@ -58,7 +62,7 @@ STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_dbli
 -- - no secret is shown: a peer is shown by its connection string with every password and
 --   sslpassword masked, in each form libpq reads (key/value, quoted or not; URI userinfo and query;
 --   percent-encoded), and those values are masked in error messages too; a string that does not
---   parse is not shown at all (snowflake_peer_conninfo(), in Rust: src/core/src/conninfo.rs);
+--   parse is not shown at all (snowflake_internal.peer_conninfo(), in Rust: src/core/src/conninfo.rs);
 -- - no hang: connect_timeout = timeout_s is added to a connection string that sets none; each
 --   remote query is sent asynchronously and waited for in a loop that statement_timeout and
 --   pg_cancel_backend() can end (the link is then closed), and that gives up after timeout_s,
@@ -67,13 +71,13 @@ STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_dbli
 --   peer without a timeout.) dblink's connect honours connect_timeout but cannot be interrupted
 --   on PostgreSQL 14 and 15 (and a peer that never pauses defeats connect_timeout there); from 16
 --   on it can be interrupted but ignores connect_timeout: so a timer of ours
---   (snowflake_peer_deadline(), in Rust) ends it after timeout_s (from 16 on by a cancel, before
+--   (snowflake_internal.peer_deadline(), in Rust) ends it after timeout_s (from 16 on by a cancel, before
 --   by shutting down the socket it connects on), and is disarmed at the end of the transaction
 --   whatever happens;
 -- - no unbounded memory: an answer that takes more than 64 kB before it ends, or announces a
 --   message of more than 16 MB, is refused (the answers asked for are one small row; libpq holds
 --   a whole answer until it ends, and sizes its buffer to the length a message declares);
--- - every read is bounded, the end of each answer too (snowflake_dblink_end()): anything but one
+-- - every read is bounded, the end of each answer too (snowflake_internal.dblink_end()): anything but one
 --   row in one result, then the end, is refused, the link closed and the peer flagged, and the
 --   call goes on to the next peer;
 -- - remote calls name the remote extension's schema (looked up in its pg_extension) under
@@ -81,7 +85,7 @@ STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_dbli
 -- - this server, listed as a peer, or one server listed twice, is recognised by its system
 --   identifier and postmaster start time, and counted once.
 -- Without peers (NULL), on a Citus coordinator: every active primary node of pg_dist_node
--- (snowflake_citus_nodes()); elsewhere refused.
+-- (snowflake_internal.citus_nodes()); elsewhere refused.
 CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
 RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision, problems text[])
 LANGUAGE plpgsql VOLATILE
@@ -119,7 +123,7 @@ BEGIN
             USING ERRCODE = '22023', HINT = 'It bounds the connection to each peer and each query on it; 5 by default.';
     END IF;
     IF peers IS NULL THEN
-        peers := @extschema@.snowflake_citus_nodes();
+        peers := snowflake_internal.citus_nodes();
     END IF;
     SELECT s.machine_id, s.layout INTO me FROM @extschema@.snowflake_stats() s;
     -- A server is its cluster (system identifier) running since a given moment: this server reached
@@ -128,20 +132,20 @@ BEGIN
     rows_ := rows_ || jsonb_build_object('peer', 'this server', 'machine_id', me.machine_id, 'layout', me.layout,
                                          'offset', 0, 'counted', true);
     FOR i IN 1 .. coalesce(array_length(peers, 1), 0) LOOP
-        SELECT * INTO c FROM @extschema@.snowflake_peer_conninfo(coalesce(peers[i], ''), i, timeout_s);
+        SELECT * INTO c FROM snowflake_internal.peer_conninfo(coalesce(peers[i], ''), i, timeout_s);
         BEGIN
             IF c.connect IS NULL THEN
                 RAISE EXCEPTION 'its connection string does not parse' USING ERRCODE = '22023';
             END IF;
             -- A call ended by a cancel may have left the link open in this session.
-            PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
+            PERFORM snowflake_internal.dblink_close(dblink_schema, link);
             -- dblink's connect ignores connect_timeout from PostgreSQL 16 on, and a peer that never
             -- pauses defeats it before: a timer of ours ends it.
-            PERFORM @extschema@.snowflake_peer_deadline(timeout_s * 1000);
+            PERFORM snowflake_internal.peer_deadline(timeout_s * 1000);
             EXECUTE format('SELECT %I.dblink_connect($1, $2)', dblink_schema) USING link, c.connect;
-            PERFORM @extschema@.snowflake_peer_deadline(0);
+            PERFORM snowflake_internal.peer_deadline(0);
             -- pg_snowflake's schema there, under a search_path that no object of theirs can shadow.
-            PERFORM @extschema@.snowflake_dblink_wait(dblink_schema, link, format(
+            PERFORM snowflake_internal.dblink_wait(dblink_schema, link, format(
                 $q$SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),
                           pg_catalog.set_config('statement_timeout', %L, false),
                           (SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
@@ -152,13 +156,13 @@ BEGIN
                 RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(first.n, 0) USING ERRCODE = '08P01';
             END IF;
             remote_schema := first.s;
-            PERFORM @extschema@.snowflake_dblink_end(dblink_schema, link, timeout_s);
+            PERFORM snowflake_internal.dblink_end(dblink_schema, link, timeout_s);
             IF remote_schema IS NULL THEN
                 RAISE EXCEPTION 'pg_snowflake is not installed in that database' USING ERRCODE = '55000';
             END IF;
             -- The clock on the open connection: the offset is off by at most half a round trip.
             t0 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
-            PERFORM @extschema@.snowflake_dblink_wait(dblink_schema, link, format(
+            PERFORM snowflake_internal.dblink_wait(dblink_schema, link, format(
                 $q$SELECT s.machine_id, s.layout,
                           c.system_identifier::text OPERATOR(pg_catalog.||) '@' OPERATOR(pg_catalog.||) pg_catalog.pg_postmaster_start_time()::text,
                           pg_catalog.date_part('epoch', %1$I.snowflake_clock()) OPERATOR(pg_catalog.*) 1000
@@ -169,8 +173,8 @@ BEGIN
             IF answer.n IS DISTINCT FROM 1 THEN
                 RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(answer.n, 0) USING ERRCODE = '08P01';
             END IF;
-            PERFORM @extschema@.snowflake_dblink_end(dblink_schema, link, timeout_s);
-            PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
+            PERFORM snowflake_internal.dblink_end(dblink_schema, link, timeout_s);
+            PERFORM snowflake_internal.dblink_close(dblink_schema, link);
             rows_ := rows_ || jsonb_build_object('peer', c.shown,
                 'machine_id', answer.machine_id, 'layout', answer.layout,
                 'offset', round((answer.clock_ms - (t0 + t1) / 2)::numeric, 1),
@@ -181,20 +185,20 @@ BEGIN
             END IF;
         EXCEPTION
             WHEN query_canceled THEN
-                IF NOT @extschema@.snowflake_peer_deadline(0) THEN
+                IF NOT snowflake_internal.peer_deadline(0) THEN
                     -- statement_timeout or a cancel: close the link and end the call.
-                    PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
+                    PERFORM snowflake_internal.dblink_close(dblink_schema, link);
                     RAISE;
                 END IF;
                 -- Our connect deadline.
-                PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
+                PERFORM snowflake_internal.dblink_close(dblink_schema, link);
                 rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false,
                     'error', format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s));
             WHEN others THEN
                 -- (Before PostgreSQL 16 our connect deadline shuts the peer's socket: dblink's error.)
-                fired := @extschema@.snowflake_peer_deadline(0);
+                fired := snowflake_internal.peer_deadline(0);
                 GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
-                PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
+                PERFORM snowflake_internal.dblink_close(dblink_schema, link);
                 message := CASE WHEN fired THEN format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s)
                                 ELSE message || coalesce(': ' || nullif(detail, ''), '') END;
                 -- libpq may quote a piece of the connection string in its messages.
@@ -239,16 +243,17 @@ $fn$;
 COMMENT ON FUNCTION snowflake_check_peers(text[], double precision, integer) IS
     'Asks other servers (through dblink) for their machine id, layout and clock, and flags duplicate machine ids, layout mismatches and clock skew; shows no password, gives up on a peer after timeout_s';
 
--- Helpers of snowflake_check_peers(), on the caller's own dblink connection.
+-- Helpers of snowflake_check_peers(), on the caller's own dblink connection, in the schema
+-- snowflake_internal (not the user's schema; src/postgres/sql_api/peers.rs has the Rust ones).
 
 -- Sends a query on a dblink connection and waits until its answer is there (read it with
 -- dblink_get_result), in a loop that a cancel or statement_timeout can end (dblink's synchronous
 -- calls cannot be interrupted before PostgreSQL 17), and that refuses (54000) an answer that takes
 -- more than 64 kB of this backend's memory before it ends (libpq holds a whole answer until then;
--- the answers asked for are one small row): snowflake_dblink_poll(), in Rust. Gives up after
+-- the answers asked for are one small row): snowflake_internal.dblink_poll(), in Rust. Gives up after
 -- timeout_s (08006). Refuses (08P01) when the query cannot be sent: the link is still busy with an
 -- earlier answer (a peer that sent a second, empty result).
-CREATE FUNCTION snowflake_dblink_wait(dblink_schema name, link text, query text, timeout_s integer) RETURNS void
+CREATE FUNCTION snowflake_internal.dblink_wait(dblink_schema name, link text, query text, timeout_s integer) RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
@@ -258,24 +263,24 @@ BEGIN
     IF sent IS DISTINCT FROM 1 THEN
         RAISE EXCEPTION 'the query could not be sent: the link is still busy with its earlier answer' USING ERRCODE = '08P01';
     END IF;
-    IF NOT @extschema@.snowflake_dblink_poll(link, timeout_s * 1000) THEN
+    IF NOT snowflake_internal.dblink_poll(link, timeout_s * 1000) THEN
         RAISE EXCEPTION 'it did not answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
     END IF;
 END
 $fn$;
 
 -- Reads the end of an answer whose first result was read (dblink_get_result returns nothing at
--- the end), which frees the link for the next query: waits for it as snowflake_dblink_wait() does,
+-- the end), which frees the link for the next query: waits for it as snowflake_internal.dblink_wait() does,
 -- bounded in time (timeout_s, 08006) and in memory (a peer that never ends its answer, or floods
 -- it with ParameterStatus or notices, or streams a second result, is refused), then refuses
 -- (08P01) a second result with rows, or of another shape (dblink's own error).
-CREATE FUNCTION snowflake_dblink_end(dblink_schema name, link text, timeout_s integer) RETURNS void
+CREATE FUNCTION snowflake_internal.dblink_end(dblink_schema name, link text, timeout_s integer) RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     extra bigint;
 BEGIN
-    IF NOT @extschema@.snowflake_dblink_poll(link, timeout_s * 1000) THEN
+    IF NOT snowflake_internal.dblink_poll(link, timeout_s * 1000) THEN
         RAISE EXCEPTION 'it did not end its answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
     END IF;
     EXECUTE format('SELECT count(*) FROM %I.dblink_get_result($1) AS t(done text)', dblink_schema) INTO extra USING link;
@@ -287,7 +292,7 @@ END
 $fn$;
 
 -- Closes the named dblink connection if this session has it open.
-CREATE FUNCTION snowflake_dblink_close(dblink_schema name, link text) RETURNS void
+CREATE FUNCTION snowflake_internal.dblink_close(dblink_schema name, link text) RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
@@ -303,7 +308,7 @@ $fn$;
 -- The peers of snowflake_check_peers() without peers: on a Citus coordinator, a connection string
 -- (host, port, this database, this user) for each active primary node of pg_dist_node but the
 -- coordinator itself (group 0, this server). Refused without Citus, and on a worker.
-CREATE FUNCTION snowflake_citus_nodes() RETURNS text[]
+CREATE FUNCTION snowflake_internal.citus_nodes() RETURNS text[]
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
@@ -329,11 +334,11 @@ END
 $fn$;
 
 -- from sql/comments.sql:
-COMMENT ON FUNCTION snowflake_peer_conninfo(text, integer, integer) IS
+COMMENT ON FUNCTION snowflake_internal.peer_conninfo(text, integer, integer) IS
     'For snowflake_check_peers(): a connection string without its passwords, with a connect_timeout, and its secrets to mask';
-COMMENT ON FUNCTION snowflake_peer_deadline(integer) IS
+COMMENT ON FUNCTION snowflake_internal.peer_deadline(integer) IS
     'For snowflake_check_peers(): disarms this backend''s connect deadline (returns whether it fired), then arms it for ms, until the end of the transaction at most';
-COMMENT ON FUNCTION snowflake_dblink_poll(text, integer) IS
+COMMENT ON FUNCTION snowflake_internal.dblink_poll(text, integer) IS
     'For snowflake_check_peers(): waits at most timeout_ms for the answer on the caller''s dblink link; refuses an answer that takes more than 64 kB or announces a message of more than 16 MB';
 
 -- 2. Least privilege (sql/comments.sql, "Privileges"): revoked from PUBLIC. snowflake_stats_reset()
@@ -345,7 +350,7 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_to_public(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.snowflake_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.snowflake_try_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.snowflake_check_peers(text[], double precision, integer) FROM PUBLIC;
-REVOKE ALL ON FUNCTION @extschema@.snowflake_peer_deadline(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_internal.peer_deadline(integer) FROM PUBLIC;
 
 -- Adoption (issue 15): IMMUTABLE readers with the layout in the call, the JSON form, partition
 -- bounds, the column conversion.
@@ -503,9 +508,9 @@ COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interva
     'Range-partition bounds on the id, one row per step of time (in UTC) from the first time to at least the second: FOR VALUES FROM (from_id) TO (to_id)';
 
 -- Item 1 (subset): snowflake_convert_column and snowflake_convert_all, their helpers in the schema
--- snowflake_internal, and the one way they touch a relation (src/postgres/sql_api/as_owner.rs:
--- every statement as the relation's owner, in a security-restricted operation).
-CREATE SCHEMA snowflake_internal;
+-- snowflake_internal (created above, with those of snowflake_check_peers()), and the one way they
+-- touch a relation (src/postgres/sql_api/as_owner.rs: every statement as the relation's owner, in
+-- a security-restricted operation).
 CREATE FUNCTION snowflake_internal."run_as_owner"(
 	"owner" oid,
 	"statement" TEXT
@@ -513,8 +518,6 @@ CREATE FUNCTION snowflake_internal."run_as_owner"(
 STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'run_as_owner_wrapper';
-GRANT USAGE ON SCHEMA snowflake_internal TO PUBLIC;
-COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column() and snowflake_convert_all(); not for direct use';
 COMMENT ON FUNCTION snowflake_internal.run_as_owner(oid, text) IS
     'For the conversion: runs one statement as the given owner in a security-restricted operation (as VACUUM and ANALYZE run table code), for a caller that has that owner''s privileges; returns its first column as a bigint';
 

@@ -99,13 +99,18 @@ def without_bodies(sql):
     return re.sub(r"(\$\w*\$).*?\1", "''", sql, flags=re.S)
 
 
-NAME = r'(?:@extschema@\.)?"?(\w+)"?'
+# A function's name, with the schema snowflake_internal when it is in it (quotes dropped by unquoted()).
+NAME = r'(?:@extschema@\.)?((?:snowflake_internal\.)?"?\w+"?)'
+
+
+def unquoted(name):
+    return name.replace('"', "")
 
 
 def functions(sql, verb):
     out = []
     for m in re.finditer(rf"\b{verb}\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+{NAME}\s*\(", sql, re.I):
-        out.append(signature(m.group(1), balanced(sql, m.end() - 1)))
+        out.append(signature(unquoted(m.group(1)), balanced(sql, m.end() - 1)))
     return out
 
 
@@ -122,7 +127,7 @@ def changelog_sections(text):
 
 def named_signatures(section):
     return {f"{m.group(1)}({', '.join(norm_type(t) for t in split_args(m.group(2)))})"
-            for m in re.finditer(r"`(snowflake_\w+)\(([^`]*)\)`", section)}
+            for m in re.finditer(r"`(snowflake_internal\.\w+|snowflake_\w+)\(([^`]*)\)`", section)}
 
 
 def items(section):
@@ -174,16 +179,16 @@ def main():
         for sig in functions(sql, "CREATE") + functions(sql, "DROP"):
             want.append((f"the function {sig}", sig in named))
         for m in re.finditer(rf"\b(?:GRANT|REVOKE)\s+\w+(?:\s*,\s*\w+)*\s+ON\s+FUNCTION\s+{NAME}\s*\(", sql, re.I):
-            sig = signature(m.group(1), balanced(sql, m.end() - 1))
+            sig = signature(unquoted(m.group(1)), balanced(sql, m.end() - 1))
             # in an item that says whom: PUBLIC, or the role
             said = any(sig in named_signatures(item) and ("PUBLIC" in item or " TO " in item) for item in items(section))
             want.append((f"the privileges of {sig} (in an item that says PUBLIC)", said))
         if script.group(2) is None:  # an install script: its types and their columns
             for t in re.finditer(rf"\bCREATE\s+TYPE\s+{NAME}\s+AS\s*\(", sql, re.I):
-                want.append((f"the type {t.group(1)}", t.group(1) in spans))
+                want.append((f"the type {unquoted(t.group(1))}", unquoted(t.group(1)) in spans))
                 for col in split_args(balanced(sql, t.end() - 1)):
                     c = col.split()[0].strip('"')
-                    want.append((f"the column {c} of {t.group(1)}", c in spans))
+                    want.append((f"the column {c} of {unquoted(t.group(1))}", c in spans))
         for t in re.finditer(rf"\bALTER\s+TYPE\s+{NAME}\s+(.*?);", sql, re.I | re.S):
             for action in split_args(t.group(2)):
                 a = re.match(r"\s*ADD\s+ATTRIBUTE\s+\"?(\w+)\"?", action, re.I)

@@ -100,7 +100,7 @@ def plant(name, old, new, what, count=1, line=True):
 plant("CHANGELOG.md", "`clock_waits` and ", "", "a statistics column", line=False)
 plant("CHANGELOG.md", "`snowflake_to_jsonb(bigint)`", "", "a function", line=False)
 plant("CHANGELOG.md", "  `snowflake.lease_sync` (leases confirmed by the synchronous standbys),\n", "", "a setting", line=False)
-plant("CHANGELOG.md", "`snowflake_peer_deadline(int)`. Grant", "the deadline. Grant", "a privilege", line=False)
+plant("CHANGELOG.md", "`snowflake_internal.peer_deadline(int)`. Grant", "the deadline. Grant", "a privilege", line=False)
 plant("docs/upgrading.md", "`snowflake.max_clock_jump`,\n", "the clock jump guard,\n", "a setting Upgrading no longer names", line=False)
 # 10. the Errors page: a row gone, a SQLSTATE wrong, the shell's own error gone.
 text = open(f"{root}/docs/errors.md").read()
@@ -131,7 +131,7 @@ while read -r at what; do
   if [[ $at == *:* ]]; then grep -q "^$at: " <<<"$out" || fail "the planted fault at $at ($what) was not named: $out"; fi
 done <"$probe/planted"
 for want in "does not name the function snowflake_to_jsonb(bigint)" "does not name the column clock_waits" \
-            "does not name the setting snowflake.lease_sync" "does not name the privileges of snowflake_peer_deadline(int)" \
+            "does not name the setting snowflake.lease_sync" "does not name the privileges of snowflake_internal.peer_deadline(int)" \
             "snowflake.max_clock_jump is named by the changelog's section only" "no row for Error::ClockStalled" ": no row of docs/errors.md with 54000 and a message holding"; do
   grep -qF "$want" <<<"$out" || fail "a planted fault was not named: $want (got: $out)"
 done

@@ -40,232 +40,6 @@ CREATE TYPE snowflake_stats AS (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
-RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision, problems text[])
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    link constant text := 'snowflake_check_peers';
-    dblink_schema name;
-    me record;
-    my_server text;
-    i integer;
-    c record;
-    remote_schema text;
-    t0 double precision;
-    t1 double precision;
-    first record;
-    answer record;
-    rows_ jsonb := '[]';
-    seen jsonb := '{}';
-    r jsonb;
-    found text[];
-    message text;
-    detail text;
-    secret text;
-    fired boolean;
-BEGIN
-    SELECT n.nspname INTO dblink_schema
-    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
-    IF dblink_schema IS NULL THEN
-        RAISE EXCEPTION 'snowflake_check_peers() needs the dblink extension'
-            USING ERRCODE = '55000', HINT = 'Run CREATE EXTENSION dblink; in this database (it ships with PostgreSQL''s contrib).';
-    END IF;
-    IF timeout_s IS NULL OR timeout_s < 1 OR timeout_s > 3600 THEN
-        RAISE EXCEPTION 'snowflake_check_peers(): timeout_s = % is out of range (1 to 3600 seconds)', coalesce(timeout_s::text, 'NULL')
-            USING ERRCODE = '22023', HINT = 'It bounds the connection to each peer and each query on it; 5 by default.';
-    END IF;
-    IF peers IS NULL THEN
-        peers := @extschema@.snowflake_citus_nodes();
-    END IF;
-    SELECT s.machine_id, s.layout INTO me FROM @extschema@.snowflake_stats() s;
-    -- A server is its cluster (system identifier) running since a given moment: this server reached
-    -- through a connection string, or one server listed twice, is counted once.
-    SELECT cs.system_identifier::text || '@' || pg_postmaster_start_time()::text INTO my_server FROM pg_control_system() cs;
-    rows_ := rows_ || jsonb_build_object('peer', 'this server', 'machine_id', me.machine_id, 'layout', me.layout,
-                                         'offset', 0, 'counted', true);
-    FOR i IN 1 .. coalesce(array_length(peers, 1), 0) LOOP
-        SELECT * INTO c FROM @extschema@.snowflake_peer_conninfo(coalesce(peers[i], ''), i, timeout_s);
-        BEGIN
-            IF c.connect IS NULL THEN
-                RAISE EXCEPTION 'its connection string does not parse' USING ERRCODE = '22023';
-            END IF;
-            -- A call ended by a cancel may have left the link open in this session.
-            PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-            -- dblink's connect ignores connect_timeout from PostgreSQL 16 on, and a peer that never
-            -- pauses defeats it before: a timer of ours ends it.
-            PERFORM @extschema@.snowflake_peer_deadline(timeout_s * 1000);
-            EXECUTE format('SELECT %I.dblink_connect($1, $2)', dblink_schema) USING link, c.connect;
-            PERFORM @extschema@.snowflake_peer_deadline(0);
-            -- pg_snowflake's schema there, under a search_path that no object of theirs can shadow.
-            PERFORM @extschema@.snowflake_dblink_wait(dblink_schema, link, format(
-                $q$SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),
-                          pg_catalog.set_config('statement_timeout', %L, false),
-                          (SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-                           WHERE e.extname = 'pg_snowflake')$q$, timeout_s || 's'), timeout_s);
-            EXECUTE format('SELECT count(*) OVER () AS n, t.s FROM %I.dblink_get_result($1) AS t(p text, st text, s name) LIMIT 1', dblink_schema)
-                INTO first USING link;
-            IF first.n IS DISTINCT FROM 1 THEN
-                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(first.n, 0) USING ERRCODE = '08P01';
-            END IF;
-            remote_schema := first.s;
-            PERFORM @extschema@.snowflake_dblink_end(dblink_schema, link, timeout_s);
-            IF remote_schema IS NULL THEN
-                RAISE EXCEPTION 'pg_snowflake is not installed in that database' USING ERRCODE = '55000';
-            END IF;
-            -- The clock on the open connection: the offset is off by at most half a round trip.
-            t0 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
-            PERFORM @extschema@.snowflake_dblink_wait(dblink_schema, link, format(
-                $q$SELECT s.machine_id, s.layout,
-                          c.system_identifier::text OPERATOR(pg_catalog.||) '@' OPERATOR(pg_catalog.||) pg_catalog.pg_postmaster_start_time()::text,
-                          pg_catalog.date_part('epoch', %1$I.snowflake_clock()) OPERATOR(pg_catalog.*) 1000
-                   FROM %1$I.snowflake_stats() s, pg_catalog.pg_control_system() c$q$, remote_schema), timeout_s);
-            t1 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
-            EXECUTE format('SELECT count(*) OVER () AS n, t.* FROM %I.dblink_get_result($1) AS t(machine_id integer, layout text, server text, clock_ms double precision) LIMIT 1', dblink_schema)
-                INTO answer USING link;
-            IF answer.n IS DISTINCT FROM 1 THEN
-                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(answer.n, 0) USING ERRCODE = '08P01';
-            END IF;
-            PERFORM @extschema@.snowflake_dblink_end(dblink_schema, link, timeout_s);
-            PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-            rows_ := rows_ || jsonb_build_object('peer', c.shown,
-                'machine_id', answer.machine_id, 'layout', answer.layout,
-                'offset', round((answer.clock_ms - (t0 + t1) / 2)::numeric, 1),
-                'same_as', CASE WHEN answer.server = my_server THEN 'this server' ELSE seen ->> answer.server END,
-                'counted', answer.server <> my_server AND NOT seen ? answer.server);
-            IF NOT seen ? answer.server THEN
-                seen := seen || jsonb_build_object(answer.server, c.shown);
-            END IF;
-        EXCEPTION
-            WHEN query_canceled THEN
-                IF NOT @extschema@.snowflake_peer_deadline(0) THEN
-                    -- statement_timeout or a cancel: close the link and end the call.
-                    PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-                    RAISE;
-                END IF;
-                -- Our connect deadline.
-                PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-                rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false,
-                    'error', format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s));
-            WHEN others THEN
-                -- (Before PostgreSQL 16 our connect deadline shuts the peer's socket: dblink's error.)
-                fired := @extschema@.snowflake_peer_deadline(0);
-                GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
-                PERFORM @extschema@.snowflake_dblink_close(dblink_schema, link);
-                message := CASE WHEN fired THEN format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s)
-                                ELSE message || coalesce(': ' || nullif(detail, ''), '') END;
-                -- libpq may quote a piece of the connection string in its messages.
-                FOREACH secret IN ARRAY c.secrets LOOP
-                    IF octet_length(secret) >= 4 THEN
-                        message := replace(message, secret, '***');
-                    END IF;
-                END LOOP;
-                rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false, 'error', message);
-        END;
-    END LOOP;
-    FOR r IN SELECT value FROM jsonb_array_elements(rows_) LOOP
-        found := '{}';
-        IF r->>'error' IS NOT NULL THEN
-            found := found || ('cannot ask it: ' || (r->>'error'));
-        ELSE
-            IF r->>'same_as' IS NOT NULL THEN
-                found := found || ('the same server as ' || (r->>'same_as') || ', counted once');
-            END IF;
-            IF r->>'machine_id' IS NULL THEN
-                found := found || 'machine id not set'::text;
-            ELSIF (SELECT count(*) FROM jsonb_array_elements(rows_) o
-                   WHERE (o.value->>'counted')::boolean AND o.value->>'machine_id' = r->>'machine_id') > 1 THEN
-                found := found || ('machine id ' || (r->>'machine_id') || ' is used by more than one server');
-            END IF;
-            IF r->>'layout' IS DISTINCT FROM me.layout THEN
-                found := found || ('layout differs from this server''s: ' || coalesce(r->>'layout', 'none'));
-            END IF;
-            IF abs((r->>'offset')::double precision) > max_skew_ms THEN
-                found := found || ('clock is ' || (r->>'offset') || ' ms off this server''s');
-            END IF;
-        END IF;
-        peer := r->>'peer';
-        machine_id := (r->>'machine_id')::integer;
-        layout := r->>'layout';
-        clock_offset_ms := (r->>'offset')::double precision;
-        problems := found;
-        RETURN NEXT;
-    END LOOP;
-END
-$fn$;
-COMMENT ON FUNCTION snowflake_check_peers(text[], double precision, integer) IS
-    'Asks other servers (through dblink) for their machine id, layout and clock, and flags duplicate machine ids, layout mismatches and clock skew; shows no password, gives up on a peer after timeout_s';
-CREATE FUNCTION snowflake_dblink_wait(dblink_schema name, link text, query text, timeout_s integer) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    sent integer;
-BEGIN
-    EXECUTE format('SELECT %I.dblink_send_query($1, $2)', dblink_schema) INTO sent USING link, query;
-    IF sent IS DISTINCT FROM 1 THEN
-        RAISE EXCEPTION 'the query could not be sent: the link is still busy with its earlier answer' USING ERRCODE = '08P01';
-    END IF;
-    IF NOT @extschema@.snowflake_dblink_poll(link, timeout_s * 1000) THEN
-        RAISE EXCEPTION 'it did not answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
-    END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_dblink_end(dblink_schema name, link text, timeout_s integer) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    extra bigint;
-BEGIN
-    IF NOT @extschema@.snowflake_dblink_poll(link, timeout_s * 1000) THEN
-        RAISE EXCEPTION 'it did not end its answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
-    END IF;
-    EXECUTE format('SELECT count(*) FROM %I.dblink_get_result($1) AS t(done text)', dblink_schema) INTO extra USING link;
-    IF extra > 0 THEN
-        RAISE EXCEPTION 'it sent a second result after its answer (% %; one result was asked for)', extra, CASE WHEN extra = 1 THEN 'row' ELSE 'rows' END
-            USING ERRCODE = '08P01';
-    END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_dblink_close(dblink_schema name, link text) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    names text[];
-BEGIN
-    EXECUTE format('SELECT %I.dblink_get_connections()', dblink_schema) INTO names;
-    IF link = ANY (coalesce(names, '{}')) THEN
-        EXECUTE format('SELECT %I.dblink_disconnect($1)', dblink_schema) USING link;
-    END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_citus_nodes() RETURNS text[]
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    nodes text[];
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
-        RAISE EXCEPTION 'snowflake_check_peers() without peers needs a Citus coordinator, and Citus is not installed in database %', current_database()
-            USING ERRCODE = '55000', HINT = 'Name the servers to check: snowflake_check_peers(ARRAY[''host=db2 dbname=app'', ''service=db3'']).';
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group WHERE groupid = 0) THEN
-        RAISE EXCEPTION 'snowflake_check_peers() without peers runs on the Citus coordinator, and this node is a worker (group %)', (SELECT groupid FROM pg_catalog.pg_dist_local_group)
-            USING ERRCODE = '55000', HINT = 'Run it on the coordinator, which checks every node of pg_dist_node, or name the servers to check: snowflake_check_peers(ARRAY[''host=... port=... dbname=...'']).';
-    END IF;
-    -- A value in a connection string is quoted when it has to be (libpq's rules).
-    SELECT coalesce(array_agg(format('host=%s port=%s dbname=%s user=%s', v[1], n.nodeport, v[2], v[3]) ORDER BY n.groupid, n.nodeid), '{}')
-    INTO nodes
-    FROM pg_catalog.pg_dist_node n,
-         LATERAL (SELECT array_agg(CASE WHEN x ~ '^[^\s''\\]+$' THEN x ELSE '''' || replace(replace(x, '\', '\\'), '''', '\''') || '''' END ORDER BY o) AS v
-                  FROM unnest(ARRAY[n.nodename, current_database(), current_user::text]) WITH ORDINALITY AS u(x, o)) q
-    WHERE n.isactive AND n.noderole = 'primary' AND n.groupid <> 0;
-    RETURN nodes;
-END
-$fn$;
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "snowflake_clock"() RETURNS timestamp with time zone
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c
@@ -281,16 +55,6 @@ CREATE  FUNCTION "snowflake_compose"(
 STRICT STABLE PARALLEL SAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'snowflake_compose_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "snowflake_dblink_poll"(
-	"link" TEXT,
-	"timeout_ms" INT
-) RETURNS bool
-STRICT VOLATILE PARALLEL UNSAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'snowflake_dblink_poll_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -421,30 +185,6 @@ AS 'MODULE_PATHNAME', 'snowflake_partition_bounds_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "snowflake_peer_conninfo"(
-	"conninfo" TEXT,
-	"position" INT,
-	"connect_timeout" INT
-) RETURNS TABLE (
-	"shown" TEXT,
-	"connect" TEXT,
-	"secrets" TEXT[]
-)
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'snowflake_peer_conninfo_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "snowflake_peer_deadline"(
-	"ms" INT
-) RETURNS bool
-STRICT VOLATILE PARALLEL UNSAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'snowflake_peer_deadline_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "snowflake_sequence"(
 	"id" bigint
 ) RETURNS INT
@@ -555,6 +295,270 @@ CREATE SCHEMA IF NOT EXISTS snowflake_internal;
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."dblink_poll"(
+	"link" TEXT,
+	"timeout_ms" INT
+) RETURNS bool
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'dblink_poll_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."peer_deadline"(
+	"ms" INT
+) RETURNS bool
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'peer_deadline_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."peer_conninfo"(
+	"conninfo" TEXT,
+	"position" INT,
+	"connect_timeout" INT
+) RETURNS TABLE (
+	"shown" TEXT,
+	"connect" TEXT,
+	"secrets" TEXT[]
+)
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'peer_conninfo_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
+RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision, problems text[])
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    link constant text := 'snowflake_check_peers';
+    dblink_schema name;
+    me record;
+    my_server text;
+    i integer;
+    c record;
+    remote_schema text;
+    t0 double precision;
+    t1 double precision;
+    first record;
+    answer record;
+    rows_ jsonb := '[]';
+    seen jsonb := '{}';
+    r jsonb;
+    found text[];
+    message text;
+    detail text;
+    secret text;
+    fired boolean;
+BEGIN
+    SELECT n.nspname INTO dblink_schema
+    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
+    IF dblink_schema IS NULL THEN
+        RAISE EXCEPTION 'snowflake_check_peers() needs the dblink extension'
+            USING ERRCODE = '55000', HINT = 'Run CREATE EXTENSION dblink; in this database (it ships with PostgreSQL''s contrib).';
+    END IF;
+    IF timeout_s IS NULL OR timeout_s < 1 OR timeout_s > 3600 THEN
+        RAISE EXCEPTION 'snowflake_check_peers(): timeout_s = % is out of range (1 to 3600 seconds)', coalesce(timeout_s::text, 'NULL')
+            USING ERRCODE = '22023', HINT = 'It bounds the connection to each peer and each query on it; 5 by default.';
+    END IF;
+    IF peers IS NULL THEN
+        peers := snowflake_internal.citus_nodes();
+    END IF;
+    SELECT s.machine_id, s.layout INTO me FROM @extschema@.snowflake_stats() s;
+    -- A server is its cluster (system identifier) running since a given moment: this server reached
+    -- through a connection string, or one server listed twice, is counted once.
+    SELECT cs.system_identifier::text || '@' || pg_postmaster_start_time()::text INTO my_server FROM pg_control_system() cs;
+    rows_ := rows_ || jsonb_build_object('peer', 'this server', 'machine_id', me.machine_id, 'layout', me.layout,
+                                         'offset', 0, 'counted', true);
+    FOR i IN 1 .. coalesce(array_length(peers, 1), 0) LOOP
+        SELECT * INTO c FROM snowflake_internal.peer_conninfo(coalesce(peers[i], ''), i, timeout_s);
+        BEGIN
+            IF c.connect IS NULL THEN
+                RAISE EXCEPTION 'its connection string does not parse' USING ERRCODE = '22023';
+            END IF;
+            -- A call ended by a cancel may have left the link open in this session.
+            PERFORM snowflake_internal.dblink_close(dblink_schema, link);
+            -- dblink's connect ignores connect_timeout from PostgreSQL 16 on, and a peer that never
+            -- pauses defeats it before: a timer of ours ends it.
+            PERFORM snowflake_internal.peer_deadline(timeout_s * 1000);
+            EXECUTE format('SELECT %I.dblink_connect($1, $2)', dblink_schema) USING link, c.connect;
+            PERFORM snowflake_internal.peer_deadline(0);
+            -- pg_snowflake's schema there, under a search_path that no object of theirs can shadow.
+            PERFORM snowflake_internal.dblink_wait(dblink_schema, link, format(
+                $q$SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),
+                          pg_catalog.set_config('statement_timeout', %L, false),
+                          (SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+                           WHERE e.extname = 'pg_snowflake')$q$, timeout_s || 's'), timeout_s);
+            EXECUTE format('SELECT count(*) OVER () AS n, t.s FROM %I.dblink_get_result($1) AS t(p text, st text, s name) LIMIT 1', dblink_schema)
+                INTO first USING link;
+            IF first.n IS DISTINCT FROM 1 THEN
+                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(first.n, 0) USING ERRCODE = '08P01';
+            END IF;
+            remote_schema := first.s;
+            PERFORM snowflake_internal.dblink_end(dblink_schema, link, timeout_s);
+            IF remote_schema IS NULL THEN
+                RAISE EXCEPTION 'pg_snowflake is not installed in that database' USING ERRCODE = '55000';
+            END IF;
+            -- The clock on the open connection: the offset is off by at most half a round trip.
+            t0 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
+            PERFORM snowflake_internal.dblink_wait(dblink_schema, link, format(
+                $q$SELECT s.machine_id, s.layout,
+                          c.system_identifier::text OPERATOR(pg_catalog.||) '@' OPERATOR(pg_catalog.||) pg_catalog.pg_postmaster_start_time()::text,
+                          pg_catalog.date_part('epoch', %1$I.snowflake_clock()) OPERATOR(pg_catalog.*) 1000
+                   FROM %1$I.snowflake_stats() s, pg_catalog.pg_control_system() c$q$, remote_schema), timeout_s);
+            t1 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
+            EXECUTE format('SELECT count(*) OVER () AS n, t.* FROM %I.dblink_get_result($1) AS t(machine_id integer, layout text, server text, clock_ms double precision) LIMIT 1', dblink_schema)
+                INTO answer USING link;
+            IF answer.n IS DISTINCT FROM 1 THEN
+                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(answer.n, 0) USING ERRCODE = '08P01';
+            END IF;
+            PERFORM snowflake_internal.dblink_end(dblink_schema, link, timeout_s);
+            PERFORM snowflake_internal.dblink_close(dblink_schema, link);
+            rows_ := rows_ || jsonb_build_object('peer', c.shown,
+                'machine_id', answer.machine_id, 'layout', answer.layout,
+                'offset', round((answer.clock_ms - (t0 + t1) / 2)::numeric, 1),
+                'same_as', CASE WHEN answer.server = my_server THEN 'this server' ELSE seen ->> answer.server END,
+                'counted', answer.server <> my_server AND NOT seen ? answer.server);
+            IF NOT seen ? answer.server THEN
+                seen := seen || jsonb_build_object(answer.server, c.shown);
+            END IF;
+        EXCEPTION
+            WHEN query_canceled THEN
+                IF NOT snowflake_internal.peer_deadline(0) THEN
+                    -- statement_timeout or a cancel: close the link and end the call.
+                    PERFORM snowflake_internal.dblink_close(dblink_schema, link);
+                    RAISE;
+                END IF;
+                -- Our connect deadline.
+                PERFORM snowflake_internal.dblink_close(dblink_schema, link);
+                rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false,
+                    'error', format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s));
+            WHEN others THEN
+                -- (Before PostgreSQL 16 our connect deadline shuts the peer's socket: dblink's error.)
+                fired := snowflake_internal.peer_deadline(0);
+                GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+                PERFORM snowflake_internal.dblink_close(dblink_schema, link);
+                message := CASE WHEN fired THEN format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s)
+                                ELSE message || coalesce(': ' || nullif(detail, ''), '') END;
+                -- libpq may quote a piece of the connection string in its messages.
+                FOREACH secret IN ARRAY c.secrets LOOP
+                    IF octet_length(secret) >= 4 THEN
+                        message := replace(message, secret, '***');
+                    END IF;
+                END LOOP;
+                rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false, 'error', message);
+        END;
+    END LOOP;
+    FOR r IN SELECT value FROM jsonb_array_elements(rows_) LOOP
+        found := '{}';
+        IF r->>'error' IS NOT NULL THEN
+            found := found || ('cannot ask it: ' || (r->>'error'));
+        ELSE
+            IF r->>'same_as' IS NOT NULL THEN
+                found := found || ('the same server as ' || (r->>'same_as') || ', counted once');
+            END IF;
+            IF r->>'machine_id' IS NULL THEN
+                found := found || 'machine id not set'::text;
+            ELSIF (SELECT count(*) FROM jsonb_array_elements(rows_) o
+                   WHERE (o.value->>'counted')::boolean AND o.value->>'machine_id' = r->>'machine_id') > 1 THEN
+                found := found || ('machine id ' || (r->>'machine_id') || ' is used by more than one server');
+            END IF;
+            IF r->>'layout' IS DISTINCT FROM me.layout THEN
+                found := found || ('layout differs from this server''s: ' || coalesce(r->>'layout', 'none'));
+            END IF;
+            IF abs((r->>'offset')::double precision) > max_skew_ms THEN
+                found := found || ('clock is ' || (r->>'offset') || ' ms off this server''s');
+            END IF;
+        END IF;
+        peer := r->>'peer';
+        machine_id := (r->>'machine_id')::integer;
+        layout := r->>'layout';
+        clock_offset_ms := (r->>'offset')::double precision;
+        problems := found;
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+COMMENT ON FUNCTION snowflake_check_peers(text[], double precision, integer) IS
+    'Asks other servers (through dblink) for their machine id, layout and clock, and flags duplicate machine ids, layout mismatches and clock skew; shows no password, gives up on a peer after timeout_s';
+CREATE FUNCTION snowflake_internal.dblink_wait(dblink_schema name, link text, query text, timeout_s integer) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    sent integer;
+BEGIN
+    EXECUTE format('SELECT %I.dblink_send_query($1, $2)', dblink_schema) INTO sent USING link, query;
+    IF sent IS DISTINCT FROM 1 THEN
+        RAISE EXCEPTION 'the query could not be sent: the link is still busy with its earlier answer' USING ERRCODE = '08P01';
+    END IF;
+    IF NOT snowflake_internal.dblink_poll(link, timeout_s * 1000) THEN
+        RAISE EXCEPTION 'it did not answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.dblink_end(dblink_schema name, link text, timeout_s integer) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    extra bigint;
+BEGIN
+    IF NOT snowflake_internal.dblink_poll(link, timeout_s * 1000) THEN
+        RAISE EXCEPTION 'it did not end its answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
+    END IF;
+    EXECUTE format('SELECT count(*) FROM %I.dblink_get_result($1) AS t(done text)', dblink_schema) INTO extra USING link;
+    IF extra > 0 THEN
+        RAISE EXCEPTION 'it sent a second result after its answer (% %; one result was asked for)', extra, CASE WHEN extra = 1 THEN 'row' ELSE 'rows' END
+            USING ERRCODE = '08P01';
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.dblink_close(dblink_schema name, link text) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    names text[];
+BEGIN
+    EXECUTE format('SELECT %I.dblink_get_connections()', dblink_schema) INTO names;
+    IF link = ANY (coalesce(names, '{}')) THEN
+        EXECUTE format('SELECT %I.dblink_disconnect($1)', dblink_schema) USING link;
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.citus_nodes() RETURNS text[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    nodes text[];
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers needs a Citus coordinator, and Citus is not installed in database %', current_database()
+            USING ERRCODE = '55000', HINT = 'Name the servers to check: snowflake_check_peers(ARRAY[''host=db2 dbname=app'', ''service=db3'']).';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group WHERE groupid = 0) THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers runs on the Citus coordinator, and this node is a worker (group %)', (SELECT groupid FROM pg_catalog.pg_dist_local_group)
+            USING ERRCODE = '55000', HINT = 'Run it on the coordinator, which checks every node of pg_dist_node, or name the servers to check: snowflake_check_peers(ARRAY[''host=... port=... dbname=...'']).';
+    END IF;
+    -- A value in a connection string is quoted when it has to be (libpq's rules).
+    SELECT coalesce(array_agg(format('host=%s port=%s dbname=%s user=%s', v[1], n.nodeport, v[2], v[3]) ORDER BY n.groupid, n.nodeid), '{}')
+    INTO nodes
+    FROM pg_catalog.pg_dist_node n,
+         LATERAL (SELECT array_agg(CASE WHEN x ~ '^[^\s''\\]+$' THEN x ELSE '''' || replace(replace(x, '\', '\\'), '''', '\''') || '''' END ORDER BY o) AS v
+                  FROM unnest(ARRAY[n.nodename, current_database(), current_user::text]) WITH ORDINALITY AS u(x, o)) q
+    WHERE n.isactive AND n.noderole = 'primary' AND n.groupid <> 0;
+    RETURN nodes;
+END
+$fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE SCHEMA IF NOT EXISTS snowflake_internal;
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION snowflake_internal."run_as_owner"(
 	"owner" oid,
 	"statement" TEXT
@@ -590,13 +594,17 @@ DECLARE
     top bigint;
     latest_epoch timestamptz;
     pgedge_first bigint;
+    min_id bigint;
+    issued boolean;
+    owner oid := (SELECT c.relowner FROM pg_class c WHERE c.oid = tbl);
 BEGIN
-    max_id := snowflake_internal.run_as_owner((SELECT c.relowner FROM pg_class c WHERE c.oid = tbl),
-                                              format('SELECT max(%I)::bigint FROM %s', col, tbl));
+    max_id := snowflake_internal.run_as_owner(owner, format('SELECT max(%I)::bigint FROM %s', col, tbl));
     BEGIN
         SELECT * INTO lay FROM @extschema@.snowflake_layout();
         machine := greatest(current_setting('snowflake.machine_id')::bigint, 0);
         clock := @extschema@.snowflake_clock();
+        -- Before this call issues one: whether the server has issued ids (its mark is on record).
+        issued := (SELECT s.high_water_mark IS NOT NULL FROM @extschema@.snowflake_stats() s);
         IF issue AND has_function_privilege('@extschema@.snowflake_nextval()', 'EXECUTE') THEN
             first_id := @extschema@.snowflake_nextval();
         ELSE
@@ -615,13 +623,26 @@ BEGIN
     pgedge_first := @extschema@.snowflake_from_timestamp(clock, '2023-01-01 00:00:00+00', lay.machine_bits,
                                                          lay.sequence_bits, lay.time_unit_ms)
                     | (machine << lay.sequence_bits);
-    IF pgedge_first > max_id AND (kind = 'pgedge' OR @extschema@.snowflake_timestamp(max_id, 'pgedge')
-                                  BETWEEN '2023-01-01 00:00:00+00' AND clock) THEN
-        hint := format('These are pgEdge snowflake ids (ms since 2023-01-01 << 22 | node << 12 | count): set '
-                       'snowflake.epoch = ''2023-01-01 00:00:00+00'' (pgEdge''s epoch) and snowflake.machine_id to '
-                       'pgEdge''s snowflake.node in postgresql.conf, restart, and convert: the first new id is then '
-                       'about %s. See "Switching from pgEdge snowflake" in the manual.', pgedge_first);
-        RETURN;
+    IF pgedge_first > max_id AND max_id >> 22 > 0
+       AND @extschema@.snowflake_timestamp(max_id, 'pgedge') <= clock + interval '1 minute' THEN
+        IF kind IS DISTINCT FROM 'pgedge' THEN
+            min_id := snowflake_internal.run_as_owner(owner, format('SELECT min(%I)::bigint FROM %s', col, tbl));
+        END IF;
+        IF kind = 'pgedge' OR (min_id >> 22 > 0
+                               AND @extschema@.snowflake_timestamp(min_id, 'pgedge') <= clock + interval '1 minute') THEN
+            hint := 'These are pgEdge snowflake ids (ms since 2023-01-01 << 22 | node << 12 | count): ' || CASE
+                WHEN issued IS FALSE THEN format('set snowflake.epoch = ''2023-01-01 00:00:00+00'' (pgEdge''s epoch) '
+                     'and snowflake.machine_id to pgEdge''s snowflake.node in postgresql.conf, restart, and convert: the '
+                     'first new id is then about %s (this server has issued no ids yet, so no other id changes). See '
+                     '"Switching from pgEdge snowflake" in the manual.', pgedge_first)
+                ELSE 'pgEdge''s epoch (2023-01-01) would put new ids above them, but this server has already issued ids '
+                     'under its own: changing snowflake.epoch stops every snowflake_nextval() (55000, the layout changed) '
+                     'until snowflake.accept_layout_change, and then every id it has issued, in every table, decodes at a '
+                     'wrong time. Keep the column''s own default, or convert it on a server that has issued no '
+                     'ids yet, set to pgEdge''s epoch; change the epoch here only if no table keeps this server''s ids. '
+                     'See "Switching from pgEdge snowflake" in the manual.' END;
+            RETURN;
+        END IF;
     END IF;
     -- The tick of max_id under this layout's widths: an epoch at least top + 1 ticks before now
     -- puts the first new id above it. The latest such UTC midnight, if the field can hold it.
@@ -631,12 +652,21 @@ BEGIN
     IF top + 1 >= (1::bigint << lay.timestamp_bits) OR latest_epoch < '1970-01-01 00:00:00+00' THEN
         hint := format('No epoch of this layout starts new ids above %s (its timestamp field would have to count '
                        'from before 1970): keep the column''s own default, or give the table a new key column.', max_id);
-    ELSE
+    ELSIF issued IS FALSE THEN
         hint := format('Set snowflake.epoch = ''%s'' or earlier in postgresql.conf (new ids then start above %s; the '
-                       'timestamp field then ends in %s), restart, and convert; or keep the column''s own default.',
+                       'timestamp field then ends in %s), restart, and convert (this server has issued no ids yet, so '
+                       'no other id changes); or keep the column''s own default.',
                        to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id,
                        to_char((latest_epoch + (1::bigint << lay.timestamp_bits) * lay.time_unit_ms * interval '1 ms')
                                AT TIME ZONE 'UTC', 'YYYY'));
+    ELSE
+        hint := format('Keep the column''s own default, or give the table a new key column (ADD COLUMN ... bigint DEFAULT '
+                       'snowflake_nextval() gives every row a new id). A new epoch (snowflake.epoch = ''%s'' or earlier '
+                       'would start new ids above %s) is no fix here: this server has already issued ids, so it stops '
+                       'every snowflake_nextval() (55000, the layout changed) until snowflake.accept_layout_change, and '
+                       'then every id it has issued, in every table, decodes at a wrong time; change it only if no table '
+                       'keeps this server''s ids.',
+                       to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id);
     END IF;
 END
 $fn$;
@@ -1235,11 +1265,11 @@ COMMENT ON FUNCTION snowflake_to_public(bigint) IS
 COMMENT ON FUNCTION snowflake_from_public(text) IS 'The id of a public token; an error for a token that is not one of ours';
 COMMENT ON FUNCTION snowflake_try_from_public(text) IS 'The id of a public token, or NULL for a token that is not one of ours';
 COMMENT ON FUNCTION snowflake_clock() IS 'The time as the generator reads it now';
-COMMENT ON FUNCTION snowflake_peer_conninfo(text, integer, integer) IS
+COMMENT ON FUNCTION snowflake_internal.peer_conninfo(text, integer, integer) IS
     'For snowflake_check_peers(): a connection string without its passwords, with a connect_timeout, and its secrets to mask';
-COMMENT ON FUNCTION snowflake_peer_deadline(integer) IS
+COMMENT ON FUNCTION snowflake_internal.peer_deadline(integer) IS
     'For snowflake_check_peers(): disarms this backend''s connect deadline (returns whether it fired), then arms it for ms, until the end of the transaction at most';
-COMMENT ON FUNCTION snowflake_dblink_poll(text, integer) IS
+COMMENT ON FUNCTION snowflake_internal.dblink_poll(text, integer) IS
     'For snowflake_check_peers(): waits at most timeout_ms for the answer on the caller''s dblink link; refuses an answer that takes more than 64 kB or announces a message of more than 16 MB';
 GRANT USAGE ON SCHEMA snowflake_internal TO PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_nextval() FROM PUBLIC;
@@ -1248,7 +1278,7 @@ REVOKE ALL ON FUNCTION snowflake_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_try_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_check_peers(text[], double precision, integer) FROM PUBLIC;
-REVOKE ALL ON FUNCTION snowflake_peer_deadline(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_internal.peer_deadline(integer) FROM PUBLIC;
 COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
     'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';
 COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
@@ -1257,7 +1287,7 @@ COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, b
     'Turns a serial, identity, DEFAULT nextval() or pgEdge snowflake.nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); refuses a column whose values are not below the first new id; returns the DDL, runs it unless dry_run';
 COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
     'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; a row per column with its verdict and statements; a dry run (the default) is a plan, a real run converts all or refuses them all together';
-COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column() and snowflake_convert_all(); not for direct use';
+COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column(), snowflake_convert_all() and snowflake_check_peers(); not for direct use';
 COMMENT ON FUNCTION snowflake_internal.run_as_owner(oid, text) IS
     'For the conversion: runs one statement as the given owner in a security-restricted operation (as VACUUM and ANALYZE run table code), for a caller that has that owner''s privileges; returns its first column as a bigint';
 /* </end connected objects> */

@@ -6,7 +6,7 @@
 \ir ../../harness/sql/create_extension.sql
 \ir ../../harness/sql/regress_session.sql
 SELECT p.oid::regprocedure AS function, p.provolatile AS volatility, p.proisstrict AS strict, obj_description(p.oid, 'pg_proc') IS NOT NULL AS described
-FROM pg_proc p WHERE p.proname LIKE 'snowflake%' AND p.provolatile = 'i' ORDER BY p.oid::regprocedure::text;
+FROM pg_proc p WHERE (p.proname LIKE 'snowflake%' OR p.pronamespace = 'snowflake_internal'::regnamespace) AND p.provolatile = 'i' ORDER BY p.oid::regprocedure::text;
 SELECT epoch, machine_bits, sequence_bits, time_unit_ms FROM snowflake_layout();
 -- The server's own readers and the IMMUTABLE ones under the same layout agree, id by id.
 CREATE TABLE minted AS SELECT snowflake_nextval() AS id FROM generate_series(1, 1000);

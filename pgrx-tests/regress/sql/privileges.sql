@@ -40,9 +40,17 @@ GRANT EXECUTE ON FUNCTION snowflake_stats_reset() TO app;
 SET ROLE app;
 SELECT * FROM error_of('SELECT snowflake_stats_reset()');
 RESET ROLE;
--- snowflake_peer_deadline(): an internal helper of snowflake_check_peers(), not PUBLIC's.
+-- The helpers of snowflake_check_peers() and of the conversion live in snowflake_internal, not in
+-- the user's schema: the extension's functions there, and how many helpers are left in its own
+-- schema (none).
+SELECT p.oid::regprocedure AS in_snowflake_internal FROM pg_proc p
+WHERE p.pronamespace = 'snowflake_internal'::regnamespace ORDER BY p.proname;
+SELECT count(*) AS helpers_in_the_users_schema FROM pg_proc p JOIN pg_extension e ON e.extname = 'pg_snowflake'
+WHERE p.pronamespace = e.extnamespace AND (p.proname ~ '^snowflake_(peer|dblink|citus)_'
+     OR (p.proname LIKE 'snowflake\_convert\_%' AND p.proname NOT IN ('snowflake_convert_column', 'snowflake_convert_all')));
+-- snowflake_internal.peer_deadline(): an internal helper of snowflake_check_peers(), not PUBLIC's.
 SET ROLE nobody;
-SELECT * FROM error_of('SELECT snowflake_peer_deadline(1000)');
+SELECT * FROM error_of('SELECT snowflake_internal.peer_deadline(1000)');
 RESET ROLE;
 -- The timer it arms (PostgreSQL 16 and later) ends with the transaction that armed it: a later
 -- statement on this backend (behind a pooler, another client's) is not cancelled. Control: in
@@ -55,14 +63,14 @@ BEGIN
 EXCEPTION WHEN query_canceled THEN
     RETURN true;
 END $$;
-SELECT snowflake_peer_deadline(500) AS fired_before;
+SELECT snowflake_internal.peer_deadline(500) AS fired_before;
 SELECT cancelled('SELECT pg_sleep(1.5)') AS next_statement_cancelled;
 BEGIN;
-SELECT snowflake_peer_deadline(500) AS fired_before;
+SELECT snowflake_internal.peer_deadline(500) AS fired_before;
 SELECT cancelled('SELECT pg_sleep(1.5)') = (current_setting('server_version_num')::int >= 160000) AS same_transaction_cancelled_from_16_on;
 ROLLBACK;
 BEGIN;
-SELECT snowflake_peer_deadline(500) AS fired_before;
+SELECT snowflake_internal.peer_deadline(500) AS fired_before;
 SELECT * FROM error_of('SELECT 1/0');
 ROLLBACK;
 SELECT cancelled('SELECT pg_sleep(1.5)') AS cancelled_after_an_aborted_transaction;

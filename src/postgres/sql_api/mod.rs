@@ -27,7 +27,15 @@ use pgrx::prelude::*;
 pgrx::extension_sql_file!("../../../sql/types.sql", name = "types", bootstrap);
 pgrx::extension_sql_file!("../../../sql/comments.sql", name = "comments", finalize);
 // PL/pgSQL over dblink: network I/O stays far from the generator's path.
-pgrx::extension_sql_file!("../../../sql/check_peers.sql", name = "check_peers");
+pgrx::extension_sql_file!(
+    "../../../sql/check_peers.sql",
+    name = "check_peers",
+    requires = [
+        peers::snowflake_internal::peer_conninfo,
+        peers::snowflake_internal::peer_deadline,
+        peers::snowflake_internal::dblink_poll
+    ]
+);
 // PL/pgSQL: catalog queries, and statements run as their relation's owner (as_owner.rs), in the
 // caller's transaction.
 pgrx::extension_sql_file!(

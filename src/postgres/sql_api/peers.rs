@@ -11,24 +11,6 @@ use pgrx::{IntoDatum, PgLogLevel, PgMemoryContexts, PgSqlErrorCode};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64};
 
-/// One row: `shown` (the string without its secrets, or a placeholder naming `position` when it
-/// does not parse), `connect` (with `connect_timeout` added unless set; NULL when it does not
-/// parse) and `secrets` (every spelling of its secret values). IMMUTABLE: it reads only its
-/// arguments.
-#[pg_extern(immutable, parallel_safe, strict)]
-fn snowflake_peer_conninfo(
-    conninfo: &str,
-    position: i32,
-    connect_timeout: i32,
-) -> TableIterator<'static, (name!(shown, String), name!(connect, Option<String>), name!(secrets, Vec<String>))> {
-    let shown = conninfo::shown(conninfo, position.max(0) as usize);
-    let row = match conninfo::parse(conninfo) {
-        Ok(c) => (shown, Some(c.with_connect_timeout(connect_timeout.max(1) as u32)), c.secrets()),
-        Err(_) => (shown, None, Vec::new()),
-    };
-    TableIterator::once(row)
-}
-
 // A deadline for dblink's connect. From PostgreSQL 16 on, dblink connects through
 // libpqsrv_connect(), which can be interrupted but ignores the connection string's connect_timeout;
 // before 16 it calls PQconnectdb(), which cannot be interrupted, and whose connect_timeout a peer
@@ -90,7 +72,7 @@ unsafe extern "C" fn on_deadline() {
 /// Disarms the timer and forgets whether it fired (its cancel, if not yet acted on, must not end
 /// a later statement); returns whether it had fired.
 fn disarm(id: i32) -> bool {
-    // SAFETY: the id was registered by snowflake_peer_deadline() (ERRORs are guarded).
+    // SAFETY: the id was registered by peer_deadline() (ERRORs are guarded).
     unsafe { ffi::pg_guard_ffi_boundary(|| disable_timeout(id, false)) };
     WATCHING.store(false, Relaxed);
     let fired = FIRED.swap(false, Relaxed);
@@ -140,32 +122,6 @@ unsafe extern "C-unwind" fn at_transaction_end(event: pg_sys::XactEvent::Type, _
     }
 }
 
-/// Disarms the deadline of this backend and returns whether it fired since it was armed; then,
-/// if `ms` > 0, arms it to end the connect that follows in `ms` milliseconds: PostgreSQL 16 and
-/// later, by cancelling the running statement; before, by shutting down the sockets opened since
-/// (the peer's). It is disarmed at the end of the transaction in any case. VOLATILE; revoked from
-/// PUBLIC (sql/comments.sql).
-#[pg_extern(volatile, parallel_unsafe, strict)]
-fn snowflake_peer_deadline(ms: i32) -> bool {
-    let mut id = TIMER_ID.load(Relaxed);
-    if id < 0 {
-        // SAFETY: registering a handler in this backend's timeout table, and a callback at the
-        // end of each transaction of this backend, once (ERRORs are guarded).
-        id = unsafe { ffi::pg_guard_ffi_boundary(|| RegisterTimeout(USER_TIMEOUT, Some(on_deadline))) };
-        unsafe { pg_sys::RegisterXactCallback(Some(at_transaction_end), std::ptr::null_mut()) };
-        TIMER_ID.store(id, Relaxed);
-    }
-    let fired = disarm(id);
-    if ms > 0 {
-        if BEFORE_16 {
-            watch_new_sockets();
-        }
-        // SAFETY: the id was registered above.
-        unsafe { ffi::pg_guard_ffi_boundary(|| enable_timeout_after(id, ms)) };
-    }
-    fired
-}
-
 /// How much this backend's memory may grow while one answer of a peer is awaited: the answers
 /// asked for are one small row.
 const MAX_ANSWER_GROWTH: i64 = 64 * 1024;
@@ -180,112 +136,9 @@ const MAX_ANSWER_WRITTEN: i64 = 64 * 1024;
 /// is refused as soon as it announces that much, not once it has sent it.
 const MAX_ANSWER_RESERVED: i64 = 16 * 1024 * 1024;
 
-/// Waits for the answer to the query sent on the caller's dblink link `link`: calls dblink's own
-/// `dblink_is_busy(link)` (directly, in a memory context reset after each call) until it says
-/// the answer is complete (true), or `timeout_ms` passed (false); spins for 20 ms (a round
-/// trip's worth: the clock offset is measured around this wait), then sleeps 2 ms between
-/// polls; a cancel or statement_timeout ends it. libpq holds a whole answer in this backend's
-/// memory until it is complete: an answer that grows this backend's anonymous resident memory
-/// (`RssAnon` of /proc/self/status, read after each poll) by more than 64 kB, or its address space
-/// (`VmData`: a message that declares a huge length) by more than 16 MB, is refused (54000), and
-/// the caller closes the link, which frees it; so is an answer that makes this backend write more
-/// than 64 kB (`wchar` of /proc/self/io: the notices libpq writes to the log). (A poll reads what
-/// the socket has: a peer can add at most that much past the bound.) The same wait reads the end
-/// of each answer (after its first result): libpq keeps every distinct ParameterStatus a peer
-/// sends, so a flood of them grows memory too. Only a dblink_is_busy() the caller may execute is
-/// called. VOLATILE.
-#[pg_extern(volatile, parallel_unsafe, strict)]
-fn snowflake_dblink_poll(link: &str, timeout_ms: i32) -> bool {
-    let is_busy = Spi::get_one::<pg_sys::Oid>(
-        "SELECT p.oid FROM pg_catalog.pg_proc p
-         JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.deptype = 'e'
-         JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
-         WHERE e.extname = 'dblink' AND p.proname = 'dblink_is_busy' AND p.pronargs = 1
-           AND pg_catalog.has_function_privilege(p.oid, 'EXECUTE')",
-    );
-    let Ok(Some(is_busy)) = is_busy else {
-        ErrorReport::new(
-            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            "snowflake_check_peers() needs the dblink extension",
-            "snowflake_dblink_poll",
-        )
-        // (As snowflake_check_peers() says it, a row of the README's Errors table; a role without
-        // EXECUTE on dblink_is_busy() is refused by dblink_send_query() before it gets here.)
-        .set_hint("Run CREATE EXTENSION dblink; in this database (it ships with PostgreSQL's contrib).")
-        .report(PgLogLevel::ERROR);
-        unreachable!()
-    };
-    let started = std::time::Instant::now();
-    let link = link.into_datum().expect("a text datum");
-    let mut calls = PgMemoryContexts::new("snowflake_dblink_poll");
-    // The address space from before the first poll: that poll may be the one that reads a huge
-    // declared length and sizes libpq's buffer for it, and the next one would fill it.
-    let reserved_at_start = memory_use().map(|m| m.vm_data);
-    let written_at_start = bytes_written();
-    let mut memory_at_start = None;
-    loop {
-        // SAFETY: dblink_is_busy(text) found above, called with a text datum (ERRORs are guarded);
-        // the context holds only what that call allocated, and nothing of it is kept.
-        let busy = unsafe {
-            let busy =
-                calls.switch_to(|_| pg_sys::OidFunctionCall1Coll(is_busy, pg_sys::InvalidOid, link)).value() as i32;
-            calls.reset();
-            busy
-        };
-        if busy == 0 {
-            return true;
-        }
-        let memory = memory_use();
-        if let (Some(start), Some(now)) = (reserved_at_start, memory) {
-            if now.vm_data - start > MAX_ANSWER_RESERVED {
-                refuse(format!(
-                    "its answer announced a message that made this server reserve more than {} MB of memory (one small row was asked for)",
-                    MAX_ANSWER_RESERVED / (1024 * 1024)
-                ));
-            }
-        }
-        if let (Some(start), Some(now)) = (written_at_start, bytes_written()) {
-            if now - start > MAX_ANSWER_WRITTEN {
-                refuse(format!(
-                    "its answer made this server write more than {} kB to its log before it ended (notices; one small row was asked for)",
-                    MAX_ANSWER_WRITTEN / 1024
-                ));
-            }
-        }
-        // (Resident memory from the first poll on: what that first call loads is not the peer's.)
-        match (memory_at_start, memory) {
-            (None, _) => memory_at_start = memory,
-            (Some(start), Some(now)) if now.rss_anon - start.rss_anon > MAX_ANSWER_GROWTH => {
-                refuse(format!(
-                    "its answer took more than {} kB of this server's memory before it ended (one small row was asked for)",
-                    MAX_ANSWER_GROWTH / 1024
-                ));
-            }
-            _ => {}
-        }
-        let elapsed = started.elapsed();
-        if elapsed.as_millis() > timeout_ms.max(0) as u128 {
-            return false;
-        }
-        if elapsed.as_millis() > 20 {
-            // SAFETY: this process's own latch; the interrupt check below raises a pending cancel.
-            unsafe {
-                pg_sys::WaitLatch(
-                    pg_sys::MyLatch,
-                    (pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
-                    2,
-                    pg_sys::PG_WAIT_EXTENSION,
-                );
-                pg_sys::ResetLatch(pg_sys::MyLatch);
-            }
-        }
-        pgrx::check_for_interrupts!();
-    }
-}
-
 /// Refuses the answer awaited (54000): the caller closes the link.
 fn refuse(message: String) -> ! {
-    ErrorReport::new(PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED, message, "snowflake_dblink_poll")
+    ErrorReport::new(PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED, message, "snowflake_internal.dblink_poll")
         .report(PgLogLevel::ERROR);
     unreachable!()
 }
@@ -344,5 +197,160 @@ mod tests {
         );
         assert_eq!(memory_use_in("VmRSS:\t 9000 kB\nRssAnon:\t 1 kB\n"), None);
         assert_eq!(memory_use_in("VmData:\t 1 kB\nRssAnon:\t x kB\n"), None);
+    }
+}
+
+/// The SQL functions, in the schema `snowflake_internal` (not the user's): helpers of
+/// `snowflake_check_peers()` (sql/check_peers.sql), not for direct use.
+#[pg_schema]
+mod snowflake_internal {
+    use super::*;
+
+    /// One row: `shown` (the string without its secrets, or a placeholder naming `position` when it
+    /// does not parse), `connect` (with `connect_timeout` added unless set; NULL when it does not
+    /// parse) and `secrets` (every spelling of its secret values). IMMUTABLE: it reads only its
+    /// arguments.
+    #[pg_extern(immutable, parallel_safe, strict)]
+    fn peer_conninfo(
+        conninfo: &str,
+        position: i32,
+        connect_timeout: i32,
+    ) -> TableIterator<'static, (name!(shown, String), name!(connect, Option<String>), name!(secrets, Vec<String>))>
+    {
+        let shown = conninfo::shown(conninfo, position.max(0) as usize);
+        let row = match conninfo::parse(conninfo) {
+            Ok(c) => (shown, Some(c.with_connect_timeout(connect_timeout.max(1) as u32)), c.secrets()),
+            Err(_) => (shown, None, Vec::new()),
+        };
+        TableIterator::once(row)
+    }
+
+    /// Disarms the deadline of this backend and returns whether it fired since it was armed; then,
+    /// if `ms` > 0, arms it to end the connect that follows in `ms` milliseconds: PostgreSQL 16 and
+    /// later, by cancelling the running statement; before, by shutting down the sockets opened since
+    /// (the peer's). It is disarmed at the end of the transaction in any case. VOLATILE; revoked from
+    /// PUBLIC (sql/comments.sql).
+    #[pg_extern(volatile, parallel_unsafe, strict)]
+    fn peer_deadline(ms: i32) -> bool {
+        let mut id = TIMER_ID.load(Relaxed);
+        if id < 0 {
+            // SAFETY: registering a handler in this backend's timeout table, and a callback at the
+            // end of each transaction of this backend, once (ERRORs are guarded).
+            id = unsafe { ffi::pg_guard_ffi_boundary(|| RegisterTimeout(USER_TIMEOUT, Some(on_deadline))) };
+            unsafe { pg_sys::RegisterXactCallback(Some(at_transaction_end), std::ptr::null_mut()) };
+            TIMER_ID.store(id, Relaxed);
+        }
+        let fired = disarm(id);
+        if ms > 0 {
+            if BEFORE_16 {
+                watch_new_sockets();
+            }
+            // SAFETY: the id was registered above.
+            unsafe { ffi::pg_guard_ffi_boundary(|| enable_timeout_after(id, ms)) };
+        }
+        fired
+    }
+
+    /// Waits for the answer to the query sent on the caller's dblink link `link`: calls dblink's own
+    /// `dblink_is_busy(link)` (directly, in a memory context reset after each call) until it says
+    /// the answer is complete (true), or `timeout_ms` passed (false); spins for 20 ms (a round
+    /// trip's worth: the clock offset is measured around this wait), then sleeps 2 ms between
+    /// polls; a cancel or statement_timeout ends it. libpq holds a whole answer in this backend's
+    /// memory until it is complete: an answer that grows this backend's anonymous resident memory
+    /// (`RssAnon` of /proc/self/status, read after each poll) by more than 64 kB, or its address space
+    /// (`VmData`: a message that declares a huge length) by more than 16 MB, is refused (54000), and
+    /// the caller closes the link, which frees it; so is an answer that makes this backend write more
+    /// than 64 kB (`wchar` of /proc/self/io: the notices libpq writes to the log). (A poll reads what
+    /// the socket has: a peer can add at most that much past the bound.) The same wait reads the end
+    /// of each answer (after its first result): libpq keeps every distinct ParameterStatus a peer
+    /// sends, so a flood of them grows memory too. Only a dblink_is_busy() the caller may execute is
+    /// called. VOLATILE.
+    #[pg_extern(volatile, parallel_unsafe, strict)]
+    fn dblink_poll(link: &str, timeout_ms: i32) -> bool {
+        let is_busy = Spi::get_one::<pg_sys::Oid>(
+            "SELECT p.oid FROM pg_catalog.pg_proc p
+             JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.deptype = 'e'
+             JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+             WHERE e.extname = 'dblink' AND p.proname = 'dblink_is_busy' AND p.pronargs = 1
+               AND pg_catalog.has_function_privilege(p.oid, 'EXECUTE')",
+        );
+        let Ok(Some(is_busy)) = is_busy else {
+            ErrorReport::new(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                "snowflake_check_peers() needs the dblink extension",
+                "snowflake_internal.dblink_poll",
+            )
+            // (As snowflake_check_peers() says it, a row of the README's Errors table; a role without
+            // EXECUTE on dblink_is_busy() is refused by dblink_send_query() before it gets here.)
+            .set_hint("Run CREATE EXTENSION dblink; in this database (it ships with PostgreSQL's contrib).")
+            .report(PgLogLevel::ERROR);
+            unreachable!()
+        };
+        let started = std::time::Instant::now();
+        let link = link.into_datum().expect("a text datum");
+        let mut calls = PgMemoryContexts::new("snowflake_internal.dblink_poll");
+        // The address space from before the first poll: that poll may be the one that reads a huge
+        // declared length and sizes libpq's buffer for it, and the next one would fill it.
+        let reserved_at_start = memory_use().map(|m| m.vm_data);
+        let written_at_start = bytes_written();
+        let mut memory_at_start = None;
+        loop {
+            // SAFETY: dblink_is_busy(text) found above, called with a text datum (ERRORs are guarded);
+            // the context holds only what that call allocated, and nothing of it is kept.
+            let busy = unsafe {
+                let busy =
+                    calls.switch_to(|_| pg_sys::OidFunctionCall1Coll(is_busy, pg_sys::InvalidOid, link)).value() as i32;
+                calls.reset();
+                busy
+            };
+            if busy == 0 {
+                return true;
+            }
+            let memory = memory_use();
+            if let (Some(start), Some(now)) = (reserved_at_start, memory) {
+                if now.vm_data - start > MAX_ANSWER_RESERVED {
+                    refuse(format!(
+                        "its answer announced a message that made this server reserve more than {} MB of memory (one small row was asked for)",
+                        MAX_ANSWER_RESERVED / (1024 * 1024)
+                    ));
+                }
+            }
+            if let (Some(start), Some(now)) = (written_at_start, bytes_written()) {
+                if now - start > MAX_ANSWER_WRITTEN {
+                    refuse(format!(
+                        "its answer made this server write more than {} kB to its log before it ended (notices; one small row was asked for)",
+                        MAX_ANSWER_WRITTEN / 1024
+                    ));
+                }
+            }
+            // (Resident memory from the first poll on: what that first call loads is not the peer's.)
+            match (memory_at_start, memory) {
+                (None, _) => memory_at_start = memory,
+                (Some(start), Some(now)) if now.rss_anon - start.rss_anon > MAX_ANSWER_GROWTH => {
+                    refuse(format!(
+                        "its answer took more than {} kB of this server's memory before it ended (one small row was asked for)",
+                        MAX_ANSWER_GROWTH / 1024
+                    ));
+                }
+                _ => {}
+            }
+            let elapsed = started.elapsed();
+            if elapsed.as_millis() > timeout_ms.max(0) as u128 {
+                return false;
+            }
+            if elapsed.as_millis() > 20 {
+                // SAFETY: this process's own latch; the interrupt check below raises a pending cancel.
+                unsafe {
+                    pg_sys::WaitLatch(
+                        pg_sys::MyLatch,
+                        (pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
+                        2,
+                        pg_sys::PG_WAIT_EXTENSION,
+                    );
+                    pg_sys::ResetLatch(pg_sys::MyLatch);
+                }
+            }
+            pgrx::check_for_interrupts!();
+        }
     }
 }
