@@ -4,12 +4,10 @@
 //! needs it fails with the same error.
 
 use super::id_source::{self, EtcdConfig};
-use super::{clock, errors, key_file, settings, shared_memory};
+use super::{clock, errors, key_file, settings};
 use pg_snowflake_core::generator::Generator;
 use pg_snowflake_core::machine_source::Source;
-use pg_snowflake_core::state::grant;
 use pg_snowflake_core::{Error, Layout};
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::OnceLock;
 
 struct Config {
@@ -23,7 +21,7 @@ static CONFIG: OnceLock<Config> = OnceLock::new();
 
 /// Reads and checks the settings. Called from `_PG_init` in the postmaster only.
 pub fn configure() {
-    let raw = settings::define(key_file::load_in_postmaster);
+    let raw = settings::define(key_file::load_in_postmaster, id_source::define);
     let layout = settings::layout(&raw);
     let resolved = layout.clone().and_then(|l| id_source::resolve(&raw, &l));
     let (source, etcd) = match &resolved {
@@ -58,17 +56,6 @@ pub fn etcd() -> Option<&'static EtcdConfig> {
     CONFIG.get().and_then(|c| c.etcd.as_ref())
 }
 
-/// The machine id in effect: set by hand or read from the pod index, or leased and held now;
-/// `None` when there is none.
-pub fn machine_id_now() -> Option<i64> {
-    let g = generator().ok()?;
-    if etcd().is_none() {
-        return Some(g.machine_id());
-    }
-    let word = shared_memory::shared()?.hot.grant.load(Relaxed);
-    (word != grant::NOBODY).then(|| grant::parts(word, g.layout().machine_bits()).0)
-}
-
 /// The server's layout, for decoding.
 #[inline]
 pub fn layout() -> Result<&'static Layout, Error> {
@@ -80,8 +67,12 @@ pub fn layout() -> Result<&'static Layout, Error> {
 
 /// This server's machine id, -1 when no generator could be made (unset, or a layout that cannot
 /// work): what the mark file and the lease record say of their writer.
+/// (A leased id changes while the server runs: -1, the mark and the record say "leased".)
 pub fn machine_id_or_unset() -> i64 {
-    machine_id_now().unwrap_or(-1)
+    match (generator(), etcd()) {
+        (Ok(g), None) => g.machine_id(),
+        _ => -1,
+    }
 }
 
 /// The server's generator, for issuing ids.

@@ -55,8 +55,9 @@ fn raw(name: &CStr) -> Option<String> {
 
 /// Defines every setting. Call only while `shared_preload_libraries` load: defining a
 /// PGC_POSTMASTER setting later is FATAL to the backend. `load_key_file` reads the key file: at
-/// start and at each reload, in the postmaster.
-pub fn define(load_key_file: fn(String)) -> RawSettings {
+/// start and at each reload, in the postmaster. `define_more` defines the settings that other
+/// modules read (before the prefix is reserved, which would drop their values).
+pub fn define(load_key_file: fn(String), define_more: fn()) -> RawSettings {
     let raw = RawSettings {
         machine_id: raw(c"snowflake.machine_id"),
         machine_bits: raw(c"snowflake.machine_bits"),
@@ -160,7 +161,7 @@ pub fn define(load_key_file: fn(String)) -> RawSettings {
         GucFlags::default(),
     );
     define_key_file(load_key_file);
-    super::id_source::define();
+    define_more();
     #[cfg(feature = "fault_injection")]
     GucRegistry::define_int_guc(
         c"snowflake.fault_clock_offset",

@@ -161,6 +161,30 @@ AS 'MODULE_PATHNAME', 'snowflake_machine_id_preset_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "snowflake_machine_id_status"() RETURNS TABLE (
+	"source" TEXT,
+	"machine_id" INT,
+	"leased_from" TEXT,
+	"held" bool,
+	"lease_id" TEXT,
+	"deadline" timestamp with time zone,
+	"time_left_ms" bigint,
+	"last_renewal" timestamp with time zone,
+	"recorded_mark" timestamp with time zone,
+	"claims" bigint,
+	"renewals" bigint,
+	"renewal_failures" bigint,
+	"leases_lost" bigint,
+	"refused_calls" bigint,
+	"last_error" TEXT,
+	"last_error_at" timestamp with time zone
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'snowflake_machine_id_status_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "snowflake_nextval"() RETURNS bigint
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c
@@ -295,6 +319,21 @@ CREATE SCHEMA IF NOT EXISTS snowflake_internal;
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."peer_conninfo"(
+	"conninfo" TEXT,
+	"position" INT,
+	"connect_timeout" INT
+) RETURNS TABLE (
+	"shown" TEXT,
+	"connect" TEXT,
+	"secrets" TEXT[]
+)
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'peer_conninfo_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION snowflake_internal."dblink_poll"(
 	"link" TEXT,
 	"timeout_ms" INT
@@ -311,21 +350,6 @@ CREATE  FUNCTION snowflake_internal."peer_deadline"(
 STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'peer_deadline_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."peer_conninfo"(
-	"conninfo" TEXT,
-	"position" INT,
-	"connect_timeout" INT
-) RETURNS TABLE (
-	"shown" TEXT,
-	"connect" TEXT,
-	"secrets" TEXT[]
-)
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'peer_conninfo_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1260,6 +1284,8 @@ COMMENT ON TYPE snowflake_stats IS 'The generator''s health, as returned by snow
 COMMENT ON FUNCTION snowflake_stats() IS
     'The generator''s counters, last issued time, durable high-water mark, machine id and layout';
 COMMENT ON FUNCTION snowflake_stats_reset() IS 'Zeroes the counters of snowflake_stats() (superuser)';
+COMMENT ON FUNCTION snowflake_machine_id_status() IS
+    'Where the machine id comes from (manual, etcd, pod_index), the id in effect and, leased from etcd, the lease: deadline, time left, last renewal, recorded mark, counters, last error';
 COMMENT ON FUNCTION snowflake_to_public(bigint) IS
     'The opaque public form of an id (AES with snowflake.public_key): 26 characters, reversible only with the key';
 COMMENT ON FUNCTION snowflake_from_public(text) IS 'The id of a public token; an error for a token that is not one of ours';

@@ -11,12 +11,12 @@
 //! - [`key_file`]: the key file of public ids: its text, its owner and permissions;
 //! - [`conninfo`]: libpq connection strings: secrets masked, a connect timeout added;
 //! - [`claim_status`]: what the holder of a leased machine id tells every process;
-//! - [`machine_source`]: where the machine id comes from (by hand, etcd, a pod index);
-//! - [`claim`]: machine ids leased from etcd: the protocol, over any [`claim::Etcd`];
-//! - [`etcd_gateway`]: etcd's v3 API through its JSON gateway, as bytes (the shell moves them);
 //! - [`state`]: what every process shares: the state word, the mark, the statistics;
 //! - [`mark_writer`]: the one process writing a new mark: its flag, what it is doing, takeover;
+//! - [`claim`]: machine ids leased from etcd: the protocol, over any [`claim::Etcd`];
+//! - [`etcd_gateway`]: etcd's v3 API through its JSON gateway, as bytes (the shell moves them);
 //! - [`error`]: every error a user can meet, as plain data with its message and hint;
+//! - [`machine_source`]: where the machine id comes from (by hand, etcd, a pod index);
 //! - [`fixed_layout`]: layouts that never change (a preset, or given as arguments), for IMMUTABLE functions;
 //! - [`json_form`]: the JSON form of an id, its digits in a string;
 //! - [`partition`]: range-partition bounds on the id for steps of time;

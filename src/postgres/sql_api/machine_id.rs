@@ -5,9 +5,21 @@
 use super::super::clock::wall_clock_ms;
 use super::super::{server_config, shared_memory};
 use super::{raise, to_timestamptz};
+use pg_snowflake_core::state::grant;
 use pg_snowflake_core::Error;
 use pgrx::prelude::*;
 use std::sync::atomic::Ordering::Relaxed;
+
+/// The machine id in effect: set by hand or read from the pod index, or leased and held now;
+/// `None` when there is none.
+pub(super) fn machine_id_now() -> Option<i64> {
+    let g = server_config::generator().ok()?;
+    if server_config::etcd().is_none() {
+        return Some(g.machine_id());
+    }
+    let word = shared_memory::shared()?.hot.grant.load(Relaxed);
+    (word != grant::NOBODY).then(|| grant::parts(word, g.layout().machine_bits()).0)
+}
 
 /// VOLATILE: the lease moves on between two reads. (The result type is written out: pgrx's
 /// SQL generator reads it from the signature and cannot follow a type alias.)
@@ -36,7 +48,7 @@ fn snowflake_machine_id_status() -> TableIterator<
 > {
     let shared = raise(shared_memory::shared().ok_or(Error::NotPreloaded));
     let etcd = server_config::etcd();
-    let machine_id = server_config::machine_id_now().map(|id| id as i32);
+    let machine_id = machine_id_now().map(|id| id as i32);
     let c = &shared.claim;
     let at = |ms: i64| (ms >= 0).then(|| to_timestamptz(ms)).flatten();
     let lease = c.lease_id.load(Relaxed);

@@ -29,7 +29,7 @@ fn snowflake_stats(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('s
         row.set_by_name("high_water_mark", (mark_ms >= 0).then(|| to_timestamptz(mark_ms)).flatten()),
         row.set_by_name("mark_writes", stats.mark_writes as i64),
         row.set_by_name("mark_waits", stats.mark_waits as i64),
-        row.set_by_name("machine_id", server_config::machine_id_now().map(|id| id as i32)),
+        row.set_by_name("machine_id", super::machine_id::machine_id_now().map(|id| id as i32)),
         row.set_by_name("layout", layout.map(|l| l.describe())),
         row.set_by_name("stats_reset", to_timestamptz(stats.reset_unix_ms)),
     ];
