@@ -196,3 +196,47 @@ fn an_id_past_the_old_mark_is_issued_only_once_its_mark_is_durable() {
         writer.join().unwrap();
     });
 }
+
+/// A backend racing the lease worker as it switches from one leased machine id to another (its
+/// lease lost; the new id's recorded mark taken as used, then the new grant published): every id
+/// under the old id carries a tick before the old grant's end, every id under the new one a tick
+/// above the new id's recorded mark, and none repeats.
+#[test]
+fn a_switch_of_leased_machine_id_never_issues_outside_either_grant() {
+    use pg_snowflake_core::state::grant;
+    const OLD: i64 = 5;
+    const NEW: i64 = 6;
+    const OLD_UNTIL: i64 = 10;
+    const NEW_MARK: i64 = 11;
+    model(|| {
+        let shared = Arc::new(state(100));
+        let bits = layout().machine_bits();
+        shared.hot.grant.store(grant::held(OLD, OLD_UNTIL, bits), Relaxed);
+        let g = Generator::new(layout(), 0).unwrap();
+        let backend = {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                [8_i64, 12]
+                    .into_iter()
+                    .filter_map(|tick| g.try_issue(&shared, EPOCH + tick).ok().map(|(id, _)| id))
+                    .collect::<Vec<_>>()
+            })
+        };
+        // The worker: the old grant taken away, the new id's mark used up, the new grant.
+        shared.hot.grant.store(grant::NOBODY, std::sync::atomic::Ordering::Release);
+        shared.use_up_to(NEW_MARK, layout().sequence_bits());
+        shared.hot.grant.store(grant::held(NEW, 20, bits), std::sync::atomic::Ordering::Release);
+        let ids = backend.join().unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for id in ids {
+            assert!(seen.insert(id), "id {id} twice");
+            let parts = layout().decode(id).unwrap();
+            let tick = parts.unix_ms - EPOCH;
+            match parts.machine_id {
+                OLD => assert!(tick < OLD_UNTIL, "id {id} under the old id at tick {tick}"),
+                NEW => assert!(tick > NEW_MARK, "id {id} under the new id at tick {tick}, not above its mark"),
+                other => panic!("id {id} under machine id {other}"),
+            }
+        }
+    });
+}
