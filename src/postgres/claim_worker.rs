@@ -97,16 +97,23 @@ fn claimer(config: &EtcdConfig, shared: &SharedState) -> Option<Claimer> {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_snowflake_claim_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
-    let (Some(config), Some(shared)) = (server_config::etcd(), shared_memory::shared()) else {
-        // SAFETY: ends this process the way PostgreSQL's own processes end.
-        unsafe { pg_sys::proc_exit(0) };
+    let claimer = match (server_config::etcd(), shared_memory::shared()) {
+        (Some(config), Some(shared)) => claimer(config, shared).map(|c| (config, shared, c)),
+        _ => None,
     };
-    let Some(mut claimer) = claimer(config, shared) else {
+    match claimer {
+        Some((config, shared, claimer)) => hold(config, shared, claimer),
         // No layout: nothing can be issued, nothing to claim (the start logged why). Stay, so
         // that the postmaster does not start the worker again every second.
-        while BackgroundWorker::wait_latch(None) {}
-        unsafe { pg_sys::proc_exit(1) };
-    };
+        None => while BackgroundWorker::wait_latch(None) {},
+    }
+    // Code 1: started again after its restart interval unless the server is shutting down.
+    // SAFETY: ends this process the way PostgreSQL's own processes end.
+    unsafe { pg_sys::proc_exit(1) };
+}
+
+/// Claims and holds the id until SIGTERM, then releases it.
+fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
     let timeout = IO_TIMEOUT.min(Duration::from_millis(config.ttl_s as u64 * 100));
     let mut etcd = Gateway::new(config.endpoints.clone(), Tcp { timeout });
     let mut next_try_ms = i64::MIN;
@@ -151,6 +158,4 @@ pub extern "C-unwind" fn pg_snowflake_claim_main(_arg: pg_sys::Datum) {
             e.message(&claimer.space)
         ),
     }
-    // Code 1: started again after its restart interval unless the server is shutting down.
-    unsafe { pg_sys::proc_exit(1) };
 }
