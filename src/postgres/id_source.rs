@@ -15,6 +15,7 @@ static SOURCE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(
 static ETCD_ENDPOINTS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static ETCD_PREFIX: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"/pg_snowflake/default"));
 static ETCD_LEASE_TTL: GucSetting<i32> = GucSetting::<i32>::new(10);
+static ETCD_CREDENTIALS_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static POD_INDEX_VARIABLE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"POD_INDEX"));
 static MACHINE_ID_OFFSET: GucSetting<i32> = GucSetting::<i32>::new(0);
 #[cfg(feature = "fault_injection")]
@@ -57,6 +58,14 @@ pub fn define() {
         GucFlags::UNIT_S,
     );
     GucRegistry::define_string_guc(
+        c"snowflake.etcd_credentials_file",
+        c"A file holding the etcd user (first line) and password (second line), when etcd's authentication is on.",
+        c"Owned by the server's OS user, mode 0600 or stricter, as snowflake.public_key_file; relative paths are relative to the data directory. Read by the machine id's worker only; the password is never logged or shown.",
+        &ETCD_CREDENTIALS_FILE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
         c"snowflake.pod_index_variable",
         c"The environment variable that holds the StatefulSet pod index (snowflake.machine_id_source = 'pod_index').",
         c"Set it from the apps.kubernetes.io/pod-index label with the Downward API; when it is not set, the hostname's trailing ordinal is used.",
@@ -95,6 +104,8 @@ pub struct EtcdConfig {
     pub endpoints: Vec<Endpoint>,
     pub prefix: String,
     pub ttl_s: i64,
+    /// snowflake.etcd_credentials_file, if set (its path: the worker reads it).
+    pub credentials_file: Option<String>,
 }
 
 impl EtcdConfig {
@@ -141,7 +152,8 @@ pub fn resolve(raw: &RawSettings, layout: &Layout) -> Result<(Source, Generator,
                     reason: format!("'{prefix}' is not a key prefix such as /pg_snowflake/prod"),
                 });
             }
-            let config = EtcdConfig { endpoints, prefix, ttl_s: i64::from(ETCD_LEASE_TTL.get()) };
+            let credentials_file = Some(text(&ETCD_CREDENTIALS_FILE)).filter(|f| !f.is_empty());
+            let config = EtcdConfig { endpoints, prefix, ttl_s: i64::from(ETCD_LEASE_TTL.get()), credentials_file };
             Ok((source, Generator::new(*layout, 0)?, Some(config)))
         }
     }

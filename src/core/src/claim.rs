@@ -159,7 +159,8 @@ pub enum ClaimError {
 impl ClaimError {
     pub fn message(&self, space: &Space) -> String {
         match self {
-            ClaimError::Unreachable(why) => format!("etcd could not be reached: {why}"),
+            // Names the endpoints and what each said (or why none answered).
+            ClaimError::Unreachable(why) => why.clone(),
             ClaimError::Exhausted { size, holders } => format!(
                 "every machine id of the id space {} is held ({size} ids, snowflake.machine_bits): {}",
                 space.prefix,

@@ -5,6 +5,7 @@
 
 use crate::claim::{Etcd, Guard, Kv, Put};
 use serde_json::{json, Value};
+use zeroize::Zeroizing;
 
 /// Sends one request to one endpoint and returns the response's bytes (to the end of the
 /// connection), or why not. `endpoint` is as configured (`http://host:port`).
@@ -17,6 +18,10 @@ pub struct Gateway<T> {
     endpoints: Vec<Endpoint>,
     current: usize,
     transport: T,
+    /// etcd's user and password, when its authentication is on: exchanged for a token, which
+    /// every request carries. Never in a message: errors name the user at most.
+    credentials: Option<(String, Zeroizing<String>)>,
+    token: Option<Zeroizing<String>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,22 +58,67 @@ pub fn parse_endpoints(text: &str) -> Result<Vec<Endpoint>, String> {
 
 impl<T: Transport> Gateway<T> {
     pub fn new(endpoints: Vec<Endpoint>, transport: T) -> Gateway<T> {
-        Gateway { endpoints, current: 0, transport }
+        Gateway { endpoints, current: 0, transport, credentials: None, token: None }
+    }
+
+    /// Authenticates as `user` with `password` (etcd's authentication on).
+    pub fn with_credentials(mut self, user: String, password: Zeroizing<String>) -> Gateway<T> {
+        self.credentials = Some((user, password));
+        self
+    }
+
+    /// POSTs `body` to `path` with the token, authenticating first when there is none yet or
+    /// etcd refuses the one held (it expired: etcd's simple tokens live 5 minutes).
+    fn call(&mut self, path: &str, body: Value) -> Result<Value, String> {
+        if self.credentials.is_some() && self.token.is_none() {
+            self.authenticate()?;
+        }
+        let body = body.to_string();
+        match self.send(path, &body) {
+            Err(e)
+                if self.credentials.is_some()
+                    && (e.contains("invalid auth token") || e.contains("user name is empty")) =>
+            {
+                self.authenticate()?;
+                self.send(path, &body)
+            }
+            other => other,
+        }
+    }
+
+    fn authenticate(&mut self) -> Result<(), String> {
+        self.token = None;
+        let (user, password) = self.credentials.as_ref().expect("authenticate only with credentials");
+        let quoted = Zeroizing::new(serde_json::to_string(password.as_str()).expect("a string is JSON"));
+        let name = serde_json::to_string(user).expect("a string is JSON");
+        let user = user.clone();
+        let body = Zeroizing::new(format!("{{\"name\":{name},\"password\":{}}}", quoted.as_str()));
+        let v = self.send("/v3/auth/authenticate", &body).map_err(|e| format!("{e} (authenticating as {user})"))?;
+        match v.get("token").and_then(Value::as_str) {
+            Some(t) => {
+                self.token = Some(Zeroizing::new(t.to_string()));
+                Ok(())
+            }
+            None => Err(format!("etcd gave no token to {user}")),
+        }
     }
 
     /// POSTs `body` to `path`: the JSON answer, or why no endpoint gave one. An answer that is an
     /// error of etcd's (a JSON `error`) is returned as an `Err` naming the endpoint too.
-    fn call(&mut self, path: &str, body: Value) -> Result<Value, String> {
-        let body = body.to_string();
+    fn send(&mut self, path: &str, body: &str) -> Result<Value, String> {
+        let auth = self.token.as_ref().map(|t| format!("Authorization: {}\r\n", t.as_str())).unwrap_or_default();
+        let auth = Zeroizing::new(auth);
         let mut failures = vec![];
         for i in 0..self.endpoints.len() {
             let at = (self.current + i) % self.endpoints.len();
             let endpoint = self.endpoints[at].clone();
-            let request = format!(
-                "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            let request = Zeroizing::new(format!(
+                "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n{}",
                 endpoint.authority,
-                body.len()
-            );
+                body.len(),
+                auth.as_str(),
+                body
+            ));
             let answer = self
                 .transport
                 .exchange(&endpoint.url, request.as_bytes())
@@ -171,6 +221,21 @@ impl<T: Transport> Etcd for Gateway<T> {
         let v = self.call("/v3/kv/txn", json!({ "compare": compare, "success": success }))?;
         Ok(v.get("succeeded").and_then(Value::as_bool).unwrap_or(false))
     }
+}
+
+/// The user and password of `snowflake.etcd_credentials_file`: the user on the first line, the
+/// password on the second (the line's end is not part of it). The error never quotes the file.
+pub fn parse_credentials(text: &str) -> Result<(String, Zeroizing<String>), String> {
+    let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
+    let user = lines.next().unwrap_or("").trim();
+    let password = lines.next().unwrap_or("");
+    if user.is_empty() || password.is_empty() {
+        return Err("it must hold the etcd user on its first line and the password on its second".into());
+    }
+    if lines.any(|l| !l.trim().is_empty()) {
+        return Err("it must hold two lines only: the etcd user and the password".into());
+    }
+    Ok((user.to_string(), Zeroizing::new(password.to_string())))
 }
 
 /// The status and body of an HTTP/1.1 response read to the end of the connection (a body of
@@ -290,6 +355,46 @@ mod tests {
             let body = self.0.pop_front().expect("an answer for each request").map_err(String::from)?;
             Ok(format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).into_bytes())
         }
+    }
+
+    #[test]
+    fn credentials_are_two_lines_and_never_quoted() {
+        let (user, password) = parse_credentials("snowflake\ns3cr:et\n").unwrap();
+        assert_eq!((user.as_str(), password.as_str()), ("snowflake", "s3cr:et"));
+        for bad in ["", "snowflake\n", "\ns3cret", "snowflake\ns3cret\nmore"] {
+            let e = parse_credentials(bad).unwrap_err();
+            assert!(!e.contains("s3cret") && !e.contains("more"), "{e}");
+        }
+    }
+
+    #[test]
+    fn with_credentials_every_request_carries_a_token_renewed_when_refused() {
+        let answers = VecDeque::from([
+            Ok(r#"{"header":{},"token":"tok1.1"}"#),
+            Ok(r#"{"header":{},"ID":"9","TTL":"5"}"#),
+            Ok(r#"{"error":"etcdserver: invalid auth token","code":3}"#),
+            Ok(r#"{"header":{},"token":"tok2.2"}"#),
+            Ok(r#"{"header":{},"ID":"10","TTL":"5"}"#),
+            Ok(r#"{"error":"etcdserver: authentication failed, invalid user ID or password","code":3}"#),
+        ]);
+        let endpoints = parse_endpoints("http://a:1").unwrap();
+        let mut g = Gateway::new(endpoints, Recorded(answers, vec![]))
+            .with_credentials("snowflake".into(), Zeroizing::new("pa\"ss".into()));
+        assert_eq!(g.grant(5), Ok(9));
+        let sent = &g.transport.1;
+        assert!(
+            sent[0].contains("POST /v3/auth/authenticate ")
+                && sent[0].ends_with(r#"{"name":"snowflake","password":"pa\"ss"}"#)
+        );
+        assert!(sent[1].contains("\r\nAuthorization: tok1.1\r\n"), "{}", sent[1]);
+        assert_eq!(g.grant(5), Ok(10), "an expired token: authenticated again, the call repeated");
+        assert!(g.transport.1[4].contains("Authorization: tok2.2"));
+        g.token = None;
+        let e = g.grant(5).unwrap_err();
+        assert!(
+            e.contains("authentication failed") && e.contains("(authenticating as snowflake)") && !e.contains("pa\"ss"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -101,22 +101,27 @@ pub fn parse<K>(
 
 impl KeyFileProblem {
     pub fn message(&self, path: &str) -> String {
+        self.message_for(SETTING, path)
+    }
+
+    /// The message for the file of `setting` (the same rules hold for `snowflake.etcd_credentials_file`).
+    pub fn message_for(&self, setting: &str, path: &str) -> String {
         match self {
-            KeyFileProblem::Unreadable { reason } => format!("could not read {SETTING} \"{path}\": {reason}"),
-            KeyFileProblem::NotARegularFile => format!("{SETTING} \"{path}\" is not a regular file"),
-            KeyFileProblem::TooLarge { max } => format!("{SETTING} \"{path}\" is longer than {max} bytes"),
+            KeyFileProblem::Unreadable { reason } => format!("could not read {setting} \"{path}\": {reason}"),
+            KeyFileProblem::NotARegularFile => format!("{setting} \"{path}\" is not a regular file"),
+            KeyFileProblem::TooLarge { max } => format!("{setting} \"{path}\" is longer than {max} bytes"),
             KeyFileProblem::WrongOwner { owner, server } => format!(
-                "{SETTING} \"{path}\" is owned by user id {owner}, not by the server's OS user (user id {server})"
+                "{setting} \"{path}\" is owned by user id {owner}, not by the server's OS user (user id {server})"
             ),
             KeyFileProblem::LooseMode { mode } => {
-                format!("{SETTING} \"{path}\" has group or world access (permissions {mode:04o})")
+                format!("{setting} \"{path}\" has group or world access (permissions {mode:04o})")
             }
-            KeyFileProblem::NoKey => format!("{SETTING} \"{path}\" holds no key"),
+            KeyFileProblem::NoKey => format!("{setting} \"{path}\" holds no key"),
             KeyFileProblem::TooManyKeys { count } => {
-                format!("{SETTING} \"{path}\" holds {count} keys; at most 2 (the current one, then the previous one)")
+                format!("{setting} \"{path}\" holds {count} keys; at most 2 (the current one, then the previous one)")
             }
             KeyFileProblem::InvalidKey { line, length } => format!(
-                "line {line} of {SETTING} \"{path}\" is not 32 or 64 hexadecimal characters (a 128- or 256-bit key); it has {length} characters"
+                "line {line} of {setting} \"{path}\" is not 32 or 64 hexadecimal characters (a 128- or 256-bit key); it has {length} characters"
             ),
         }
     }

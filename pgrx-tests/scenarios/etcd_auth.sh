@@ -1,0 +1,61 @@
+# majors: 15
+# Machine ids leased from an etcd with authentication on (Debian's etcd-server 3.4 on 127.0.0.1):
+# a user of its own with read-write on the id space's prefix, its password in
+# snowflake.etcd_credentials_file (the server's OS user's, mode 0600, as the key file of public
+# ids). With the file the server claims an id; without it, with the wrong password, or with a file
+# others can read, it refuses (55000) and says why, naming the file and the user, never the
+# password. The password planted in the file appears in no server log, no output and no setting
+# (and the same search finds it in the file itself: the search works).
+export PGOPTIONS="-c client_min_messages=error"
+trap stop_etcd EXIT
+plan_etcd 1
+start_etcd
+E=http://127.0.0.1:${ETCD_CLIENT_PORTS[0]}
+SECRET=S3cret-Planted-$$
+b64() { printf %s "$1" | base64 -w0; }
+post() { curl -sf --max-time 5 "$E$1" -d "$2" >/dev/null || die "etcd refused $1"; }
+post /v3/auth/user/add '{"name":"root","password":"root-pw"}'
+post /v3/auth/role/add '{"name":"root"}'
+post /v3/auth/user/grant '{"user":"root","role":"root"}'
+post /v3/auth/user/add "{\"name\":\"snowflake\",\"password\":\"$SECRET\"}"
+post /v3/auth/role/add '{"name":"snowflake"}'
+post /v3/auth/role/grant "{\"name\":\"snowflake\",\"perm\":{\"permType\":\"READWRITE\",\"key\":\"$(b64 /pg_snowflake/)\",\"range_end\":\"$(b64 /pg_snowflake0)\"}}"
+post /v3/auth/user/grant '{"user":"snowflake","role":"snowflake"}'
+post /v3/auth/enable '{}'
+echo "etcd's authentication is on: an anonymous read is refused: $(curl -s "$E/v3/kv/range" -d "{\"key\":\"$(b64 /pg_snowflake/)\"}" | grep -q 'user name is empty' && echo yes || echo no)"
+
+conf=("shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id_source = 'etcd'"
+  "snowflake.etcd_endpoints = '$E'" "snowflake.etcd_prefix = '/pg_snowflake/auth'")
+init_cluster good "${conf[@]}" "snowflake.etcd_credentials_file = 'etcd.credentials'"
+init_cluster anonymous "${conf[@]}"
+init_cluster wrong "${conf[@]}" "snowflake.etcd_credentials_file = 'etcd.credentials'"
+init_cluster loose "${conf[@]}" "snowflake.etcd_credentials_file = 'etcd.credentials'"
+# credentials NAME USER PASSWORD MODE
+credentials() {
+  printf '%s\n%s\n' "$2" "$3" | as_pg_owner tee "$SCRATCH/$1/etcd.credentials" >/dev/null
+  as_pg_owner chmod "$4" "$SCRATCH/$1/etcd.credentials"
+}
+credentials good snowflake "$SECRET" 600
+credentials wrong snowflake "not-$SECRET" 600
+credentials loose snowflake "$SECRET" 644
+for c in good anonymous wrong loose; do
+  start_cluster "$c"
+  create_extension "$c"
+done
+echo "good holds machine id $(held_id good)"
+psql_on good -At -c "SELECT 'an id under it: ' || (snowflake_machine_id(snowflake_nextval()) = 0)"
+for c in anonymous wrong loose; do
+  for _ in $(seq 1 100); do
+    [ -n "$(psql_on "$c" -At -c "SELECT last_error FROM snowflake_machine_id_status()")" ] && break
+    sleep 0.1
+  done
+  psql_on "$c" -c "SELECT snowflake_nextval()" 2>&1 | grep ERROR | sed "s/${ETCD_CLIENT_PORTS[0]}/P1/g; s#$SCRATCH#SCRATCH#g" || true
+done
+stop_cluster good
+for c in good anonymous wrong loose; do
+  psql_on "$c" -At -c "SELECT * FROM pg_settings WHERE name LIKE 'snowflake.%'" >>"$SCRATCH/shown.txt" 2>/dev/null || true
+  psql_on "$c" -At -c "SELECT * FROM snowflake_machine_id_status()" >>"$SCRATCH/shown.txt" 2>/dev/null || true
+done
+found=$(cat "$SCRATCH"/*.log "$SCRATCH/shown.txt" "$SCRATCH"/etcd-e1.log | grep -c -- "$SECRET" || true)
+echo "the password in the server logs, pg_settings and snowflake_machine_id_status(): $found times"
+echo "the same search in the credentials file: $(grep -c -- "$SECRET" "$SCRATCH/good/etcd.credentials") time"
