@@ -1,7 +1,8 @@
 """The monitoring scenario's checks of a postgres_exporter scrape (Prometheus' text format).
 
   monitoring.py compare SCRAPE EXPECTED_JSON   each metric of monitoring/queries.yaml against the
-                                               values snowflake_stats() and snowflake_layout() gave
+                                               values snowflake_stats(), snowflake_layout() and
+                                               snowflake_machine_id_status() gave
   monitoring.py value SCRAPE NAME              the value of the one sample NAME (or "none")
   monitoring.py count SCRAPE PREFIX            how many samples have a name starting with PREFIX
   monitoring.py page-lines PAGE FILE           the lines the page gives for the server's FILE
@@ -10,8 +11,9 @@
                                                server's FILE -->", as printed
 
 EXPECTED_JSON is one object: "columns" (snowflake_stats()'s columns, in order), "values" (metric
-name -> the value computed from the functions' row, independently of the queries file) and
-"info" (the info metric's labels). Prints one line per check, the same on every run: results, never
+name -> the value computed from the functions' row, independently of the queries file), "info"
+(the info metric's labels), "status_columns" (snowflake_machine_id_status()'s columns, in order),
+"status" (metric name -> value, as "values") and "source" (the label of those metrics). Prints one line per check, the same on every run: results, never
 the varying numbers.
 """
 import json
@@ -45,6 +47,28 @@ METRIC_OF_COLUMN = {
 }
 # Of snowflake_layout(): when the timestamp field ends, and the most ids per second.
 LAYOUT_METRICS = ["snowflake_timestamp_field_ends_timestamp_seconds", "snowflake_ids_per_second_max"]
+# Each column of snowflake_machine_id_status(), and the metric of the query snowflake_machine_id
+# that carries it; None: not exported (text, or kept for the function itself: the endpoints, the
+# lease's id, the recorded mark, the last error).
+METRIC_OF_STATUS_COLUMN = {
+    "source": "the label source of the snowflake_machine_id_ metrics",
+    "machine_id": "snowflake_server_info (label machine_id)",
+    "leased_from": None,
+    "held": "snowflake_machine_id_held",
+    "lease_id": None,
+    "deadline": "snowflake_machine_id_lease_deadline_timestamp_seconds",
+    "time_left_ms": "snowflake_machine_id_lease_left_seconds",
+    "last_renewal": "snowflake_machine_id_last_renewal_timestamp_seconds",
+    "recorded_mark": None,
+    "claims": "snowflake_machine_id_claims_total",
+    "renewals": "snowflake_machine_id_renewals_total",
+    "renewal_failures": "snowflake_machine_id_renewal_failures_total",
+    "leases_lost": "snowflake_machine_id_leases_lost_total",
+    "refused_calls": "snowflake_machine_id_refused_calls_total",
+    "last_error": None,
+    "last_error_at": None,
+}
+STATUS_METRICS = {m for m in METRIC_OF_STATUS_COLUMN.values() if m and m.startswith("snowflake_machine_id_")}
 # The mark's lead moves with the clock between the scrape and the query: this much is the same.
 # Everything else is equal (to a rounding of its decimal text).
 TOLERANCE = {"snowflake_mark_ahead_seconds": 2.0}
@@ -77,8 +101,11 @@ def compare(scrape, expected_path):
         expected = json.load(f)
     print("every column of snowflake_stats() has a metric:",
           "yes" if expected["columns"] == list(METRIC_OF_COLUMN) else f"no: the columns are {expected['columns']}")
+    print("every column of snowflake_machine_id_status() has a metric or is left out on purpose:",
+          "yes" if expected["status_columns"] == list(METRIC_OF_STATUS_COLUMN) else f"no: the columns are {expected['status_columns']}")
     ours = sorted({n for n, _, _ in samples if n.startswith("snowflake_")})
-    wanted = sorted({m for m in METRIC_OF_COLUMN.values() if " " not in m} | set(LAYOUT_METRICS) | {"snowflake_server_info"})
+    wanted = sorted({m for m in METRIC_OF_COLUMN.values() if " " not in m} | set(LAYOUT_METRICS) | {"snowflake_server_info"}
+                    | STATUS_METRICS)
     print("the snowflake metrics scraped are those expected:", "yes" if ours == wanted else
           f"no: missing {sorted(set(wanted) - set(ours))}, unexpected {sorted(set(ours) - set(wanted))}")
     for name in wanted:
@@ -94,12 +121,18 @@ def compare(scrape, expected_path):
             got = {k: labels.get(k) for k in expected["info"]}
             print(f"{name}: value {value:g}, labels match:", "yes" if got == expected["info"] and value == 1 else f"no: {got}")
             continue
-        want = expected["values"].get(name)
+        if name in STATUS_METRICS:
+            want, source = expected["status"].get(name), "snowflake_machine_id_status()"
+            if labels.get("source") != expected["source"]:
+                print(f"{name}: label source {labels.get('source')!r}, not {expected['source']!r}")
+        else:
+            want = expected["values"].get(name)
+            source = f"snowflake_{'layout' if name in LAYOUT_METRICS else 'stats'}()"
         if want is None:
             same = math.isnan(value)
         else:
             same = abs(value - float(want)) <= TOLERANCE.get(name, 1e-5)
-        print(f"{name} ({kind}) matches snowflake_{'layout' if name in LAYOUT_METRICS else 'stats'}():", "yes" if same else "no")
+        print(f"{name} ({kind}) matches {source}:", "yes" if same else "no")
 
 
 def page_lines(page, file):

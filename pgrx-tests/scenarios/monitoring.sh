@@ -3,13 +3,15 @@
 # and prometheus 2.42's promtool (test.sh installs both): the rule file passes `promtool check
 # rules`, and `promtool test rules` runs a firing and a silent case of each alert (the duplicate
 # machine id: within an id space, two clusters with one machine id silent); copies with an
-# alert's condition loosened or made slower must fail that test. The exporters run as the OS user
+# alert's condition loosened or made slower must fail that test (the machine id leased from etcd:
+# a standby, which holds none, and a machine id set by hand silent). The exporters run as the OS user
 # prometheus, as Debian runs them, against a server with Debian's peer authentication: without
 # the page's pg_ident.conf map the exporter cannot log in (pg_up 0, the error in its log), with
 # the page's lines (read from the page), reloaded, the same exporter does. The exporter, started with
 # monitoring/queries.yaml against a cluster after a known load (ids, clock steps back, a clock
-# wait given up), is scraped with curl: each metric's value and type against snowflake_stats()
-# and snowflake_layout(), as a role that has only pg_monitor (here with EXECUTE revoked from PUBLIC
+# wait given up), is scraped with curl: each metric's value and type against snowflake_stats(),
+# snowflake_layout() and snowflake_machine_id_status() (a machine id set by hand: held, no lease,
+# counters 0), as a role that has only pg_monitor (here with EXECUTE revoked from PUBLIC
 # and granted to pg_monitor); a copy of the queries file with one column wrong must be caught.
 # Bad input: a role without the grant gets a clear error in the exporter's log and
 # pg_exporter_last_scrape_error 1, the exporter still serving; a database without the extension
@@ -55,6 +57,14 @@ mutant "duplicate machine id, counted across id spaces" "count by (id_space, mac
 mutant "duplicate machine id, a server without id_space not in its job's space" '"id_space", "$1", "job", "(.*)"' '"id_space", "$1", "instance", "(.*)"'
 mutant "timestamp bits, two years ahead fires" "time() < 365 * 86400" "time() < 3 * 365 * 86400"
 mutant "timestamp bits, for: 3h" $'for: 1h\n' $'for: 3h\n'
+mutant "machine id not held, held fires too" 'snowflake_machine_id_held{source="etcd"} == 0' 'snowflake_machine_id_held{source="etcd"} >= 0'
+mutant "machine id not held, any source" 'snowflake_machine_id_held{source="etcd"}' 'snowflake_machine_id_held'
+mutant "machine id not held, standbys counted" 'unless on (job, instance, server) snowflake_server_info{in_recovery="true"}' ''
+mutant "machine id not held, for: 5m" $'in_recovery="true"}\n        for: 1m\n' $'in_recovery="true"}\n        for: 5m\n'
+mutant "renewal failing, any value of the failures fires" "increase(snowflake_machine_id_renewal_failures_total[5m]) > 0" "snowflake_machine_id_renewal_failures_total >= 0"
+mutant "renewal failing, a lease renewed on time fires" "last_renewal_timestamp_seconds) / 4" "last_renewal_timestamp_seconds) / 1.5"
+mutant "renewal failing, without the time left" $'\n          or\n' $'\n          unless\n'
+mutant "renewal failing, for: 3m" $') / 4\n        for: 1m\n' $') / 4\n        for: 3m\n'
 
 echo "-- a cluster, with Debian's peer authentication"
 [ "$(id -u)" = 0 ] || die "run as root: the exporters run as the OS user prometheus, as Debian runs them"
@@ -70,8 +80,8 @@ psql_on main -c "CREATE DATABASE plain" -c "CREATE DATABASE second"
 create_extension main second
 # The manual's set-up for a site that has revoked the functions from PUBLIC: a grant to pg_monitor.
 psql_on main <<'SQL'
-REVOKE EXECUTE ON FUNCTION snowflake.snowflake_stats(), snowflake.snowflake_layout() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION snowflake.snowflake_stats(), snowflake.snowflake_layout() TO pg_monitor;
+REVOKE EXECUTE ON FUNCTION snowflake.snowflake_stats(), snowflake.snowflake_layout(), snowflake.snowflake_machine_id_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake.snowflake_stats(), snowflake.snowflake_layout(), snowflake.snowflake_machine_id_status() TO pg_monitor;
 CREATE ROLE postgres_exporter LOGIN IN ROLE pg_monitor;
 CREATE ROLE nogrant LOGIN;
 SQL
@@ -183,8 +193,20 @@ SELECT json_build_object(
     'snowflake_timestamp_field_ends_timestamp_seconds', extract(epoch FROM l.timestamp_field_ends),
     'snowflake_ids_per_second_max', l.ids_per_second),
   'info', json_build_object('machine_id', coalesce(s.machine_id::text, ''), 'layout', s.layout,
-                            'in_recovery', pg_is_in_recovery()::text))
-FROM snowflake_stats() s, snowflake_layout() l
+                            'in_recovery', pg_is_in_recovery()::text),
+  'status_columns', (SELECT json_agg(k) FROM json_object_keys(row_to_json(m)) k),
+  'status', json_build_object(
+    'snowflake_machine_id_held', m.held::int,
+    'snowflake_machine_id_lease_left_seconds', m.time_left_ms / 1000.0,
+    'snowflake_machine_id_lease_deadline_timestamp_seconds', extract(epoch FROM m.deadline),
+    'snowflake_machine_id_last_renewal_timestamp_seconds', extract(epoch FROM m.last_renewal),
+    'snowflake_machine_id_claims_total', m.claims,
+    'snowflake_machine_id_renewals_total', m.renewals,
+    'snowflake_machine_id_renewal_failures_total', m.renewal_failures,
+    'snowflake_machine_id_leases_lost_total', m.leases_lost,
+    'snowflake_machine_id_refused_calls_total', m.refused_calls),
+  'source', m.source)
+FROM snowflake_stats() s, snowflake_layout() l, snowflake_machine_id_status() m
 SQL
 }
 
@@ -200,14 +222,24 @@ print("the load is seen: ids", yes(v["snowflake_ids_issued_total"] >= 15000), "|
       "| clock waits", yes(v["snowflake_clock_waits_total"] >= 2), "| a clock wait given up", yes(v["snowflake_clock_wait_timeouts_total"] == 1),
       "| mark writes", yes(v["snowflake_mark_writes_total"] >= 1))
 PY
+# The machine id, set by hand: held, no lease (NaN), no claim, renewal or refusal counted.
+printf 'the machine id (set by hand):'
+for m in held lease_left_seconds lease_deadline_timestamp_seconds last_renewal_timestamp_seconds claims_total \
+  renewals_total renewal_failures_total leases_lost_total refused_calls_total; do
+  printf ' %s %s' "$m" "$(python3 "$PY" value "$SCRATCH/scrape_good.txt" "snowflake_machine_id_$m")"
+done
+echo
 echo "pg_up $(python3 "$PY" value "$SCRATCH/scrape_good.txt" pg_up), pg_exporter_last_scrape_error $(python3 "$PY" value "$SCRATCH/scrape_good.txt" pg_exporter_last_scrape_error)"
 { grep -E '^# (HELP|TYPE) snowflake_' "$SCRATCH/scrape_good.txt"; grep '^snowflake_' "$SCRATCH/scrape_good.txt"; } \
   | promtool check metrics >"$SCRATCH/lint.txt" 2>&1 && echo "promtool check metrics on the snowflake metrics: no problem" \
   || { echo "promtool check metrics on the snowflake metrics:"; cat "$SCRATCH/lint.txt"; }
 
-echo "-- negative control: a copy of the queries file whose ids_issued_total reads mark_writes"
-sed 's/x.ids_issued AS ids_issued_total/x.mark_writes AS ids_issued_total/' "$MON/queries.yaml" >"$SCRATCH/broken.yaml"
-cmp -s "$MON/queries.yaml" "$SCRATCH/broken.yaml" && die "the broken copy is no different"
+echo "-- negative control: a copy of the queries file whose ids_issued_total reads mark_writes, held is negated and a NULL time left is 0"
+sed -e 's/x.ids_issued AS ids_issued_total/x.mark_writes AS ids_issued_total/' -e 's/x.held, /1 - x.held AS held, /' \
+  -e 's#x.time_left_ms / 1000 AS lease_left_seconds#coalesce(x.time_left_ms, 0) / 1000 AS lease_left_seconds#' "$MON/queries.yaml" >"$SCRATCH/broken.yaml"
+for changed in 'x.mark_writes AS ids_issued_total' '1 - x.held AS held' 'coalesce(x.time_left_ms, 0)'; do
+  grep -qF "$changed" "$SCRATCH/broken.yaml" || die "the broken copy lacks: $changed"
+done
 exporter broken postgres_exporter postgres "$SCRATCH/broken.yaml"
 scrape broken
 expected_json >"$SCRATCH/expected_broken.json"
@@ -221,6 +253,8 @@ scrape nogrant
 echo "snowflake samples: $(python3 "$PY" count "$SCRATCH/scrape_nogrant.txt" snowflake_)"
 echo "pg_up $(python3 "$PY" value "$SCRATCH/scrape_nogrant.txt" pg_up), pg_exporter_last_scrape_error $(python3 "$PY" value "$SCRATCH/scrape_nogrant.txt" pg_exporter_last_scrape_error)"
 grep -o 'Error running query on database [^ ]*: snowflake pq: permission denied for function snowflake_stats' "$SCRATCH/exporter_nogrant.log" \
+  | sed 's/database [^ ]*:/database "...":/' | sort | uniq -c | sed 's/^ *\([0-9]*\) /its log, \1 times (2 scrapes): /'
+grep -o 'Error running query on database [^ ]*: snowflake_machine_id pq: permission denied for function snowflake_machine_id_status' "$SCRATCH/exporter_nogrant.log" \
   | sed 's/database [^ ]*:/database "...":/' | sort | uniq -c | sed 's/^ *\([0-9]*\) /its log, \1 times (2 scrapes): /'
 echo "the exporter still serves: $(alive nogrant)"
 
