@@ -7,7 +7,8 @@
 # 2. Eight servers started at once in one id space: eight distinct ids; all insert under load at
 #    once while the etcd leader is killed (SIGKILL): generation goes on; 0 duplicates.
 # 3. A clean stop records the final mark and releases the id at once; the restarted server gets
-#    its own id back.
+#    its own id back. A standby holds nothing and refuses (25006); promoted, it claims an id, and
+#    its ids are above its old primary's.
 # 4. A new holder whose clock is behind the old holder's last id (3 s): it issues nothing at or
 #    below it (it waits for its clock).
 # 5. Exhaustion: snowflake.machine_bits = 2, five servers: four hold ids, the fifth's refusal names
@@ -90,6 +91,24 @@ start_cluster node3
 after=$(held_id node3 10)
 echo "node3 holds the same id after a restart: $([ "$before" = "$after" ] && echo yes || echo "no: $before then $after")"
 psql_on node3 -At -c "SELECT 'its next id is above its last: ' || (snowflake_nextval() > $last)"
+
+echo "== 3b. a standby holds nothing; promoted, it claims"
+init_leased prim /pg_snowflake/standby "wal_level = replica"
+start_cluster prim
+create_extension prim
+echo "the primary holds machine id $(held_id prim)"
+as_pg_owner "$PG_BIN/pg_basebackup" -h "$SCRATCH" -p "$(port_of prim)" -U postgres -D "$SCRATCH/stby" -R -X stream
+echo "port = $(next_port)" | as_pg_owner tee -a "$SCRATCH/stby/postgresql.conf" >/dev/null
+start_cluster stby
+sleep 1
+psql_on stby -At -c "SELECT 'the standby: source ' || source || ', holds an id: ' || held || ', claims: ' || claims FROM snowflake_machine_id_status()"
+psql_on stby -c "SELECT snowflake_nextval()" 2>&1 | grep ERROR || true
+prim_last=$(psql_on prim -At -c "SELECT max(snowflake_nextval()) FROM generate_series(1, 1000)")
+psql_on prim -c "CHECKPOINT" >/dev/null
+stop_cluster prim
+as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/stby" -w promote >/dev/null
+echo "promoted, it holds machine id $(held_id stby)"
+psql_on stby -At -c "SELECT 'its first id is above its old primary''s last: ' || (snowflake_nextval() > $prim_last)"
 
 echo "== 4. a new holder whose clock is behind the old holder's last id"
 for n in 1 2 3 4 5 6 7 8; do stop_cluster "node$n"; done
