@@ -17,6 +17,14 @@ calls=("count(*)" "count(random())" "count(snowflake_nextval())" "count(nextval(
   "count(gen_random_uuid())" "count(snowflake_to_public(generate_series))"
   "count(snowflake_from_public('squg3pzlbqo6m356ttzatppcki'))")
 [ "$MAJOR" -ge 18 ] && calls+=("count(uuidv7())")
+# The physical floor (pgrx-tests/bench/floor/snowflake_floor.c): one vDSO clock read and one
+# compare-and-swap on a word of shared memory, in C, built here with PGXS and loaded by its path.
+rm -rf "$SCRATCH/floor" && cp -r "$TESTS_DIR/bench/floor" "$SCRATCH/floor"
+make -s -C "$SCRATCH/floor" PG_CONFIG="$PG_CONFIG" >"$SCRATCH/floor.log" 2>&1 \
+  || { cat "$SCRATCH/floor.log" >&2; die "per_id: the floor function did not build (make, gcc, PGXS)"; }
+chmod -R a+rX "$SCRATCH/floor"
+psql_on bench -c "CREATE FUNCTION snowflake_floor() RETURNS bigint VOLATILE LANGUAGE c AS '$SCRATCH/floor/snowflake_floor.so', 'snowflake_floor'"
+calls+=("count(snowflake_floor())")
 
 echo "$rows" >"$DATA/per_id_rows"
 for round in $(seq 1 "$rounds"); do

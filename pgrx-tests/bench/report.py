@@ -76,6 +76,7 @@ names = {
     "count(uuidv7())": "`uuidv7()` (core, PostgreSQL 18)",
     "count(snowflake_to_public(generate_series))": "`snowflake_to_public(id)`",
     "count(snowflake_from_public('squg3pzlbqo6m356ttzatppcki'))": "`snowflake_from_public(token)`",
+    "count(snowflake_floor())": "the physical floor: one clock read and one CAS, in C",
 }
 seq = med["count(nextval('per_id_seq'))"]
 floor = med["count(random())"]
@@ -94,6 +95,12 @@ md.append(f"`snowflake_nextval()` costs {sf / seq:.2f} of a sequence's `nextval(
           f"{sf / floor:.1f} times the floor (target: within 2). Above the floor it costs {sf - floor:.0f} ns, "
           f"and reading the clock alone costs {clock_ns:.0f} ns here (`pg_test_timing`): one clock read and one "
           "compare-and-swap on shared memory are all the work it does.\n")
+if "count(snowflake_floor())" in med:
+    phys = med["count(snowflake_floor())"]
+    md.append(f"Against the physical floor (`pgrx-tests/bench/floor/snowflake_floor.c`: one vDSO clock read and "
+              f"one compare-and-swap on shared memory, in C, nothing else) of {phys:.0f} ns, `snowflake_nextval()` "
+              f"costs {sf / phys:.2f} times as much (target: within 1.15); the difference, {sf - phys:.0f} ns, is "
+              "pgrx's call, the layout's arithmetic, the machine id's grant and the statistics.\n")
 fig, ax = plt.subplots(figsize=(8, 3.8))
 order = sorted(med, key=med.get)
 ax.barh([names.get(c, c).replace("`", "").split(":")[0] for c in order], [med[c] for c in order],
