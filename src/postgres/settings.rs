@@ -36,6 +36,8 @@ static FAULT_HOLD_MS: GucSetting<i32> = GucSetting::<i32>::new(60_000);
 static FAULT_KEEP_WRITER_FLAG: GucSetting<bool> = GucSetting::<bool>::new(false);
 #[cfg(feature = "fault_injection")]
 static FAULT_RUN_AS_CALLER: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(all(feature = "fault_injection", not(feature = "pg14")))]
+static FAULT_REDO_WRITE_WARNS: GucSetting<bool> = GucSetting::<bool>::new(false);
 
 /// What the settings file said for the integer layout settings, read before they are defined:
 /// PostgreSQL replaces a value it cannot parse by the default with only a WARNING, and a layout
@@ -210,6 +212,15 @@ pub fn define(load_key_file: fn(String), define_more: fn()) -> RawSettings {
             GucContext::Sighup,
             GucFlags::default(),
         );
+        #[cfg(not(feature = "pg14"))]
+        GucRegistry::define_bool_guc(
+            c"snowflake.fault_redo_write_warns",
+            c"TEST BUILDS ONLY: a mark that redo cannot write is a WARNING, and recovery goes on with the file behind.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the redo_write_fault scenario (0.2.0's behaviour before the fix).",
+            &FAULT_REDO_WRITE_WARNS,
+            GucContext::Sighup,
+            GucFlags::default(),
+        );
         GucRegistry::define_bool_guc(
             c"snowflake.fault_run_as_caller",
             c"TEST BUILDS ONLY: a conversion's statements run as the caller, not as the owner in a security-restricted operation.",
@@ -246,6 +257,17 @@ pub fn fault_keep_writer_flag() -> bool {
 pub fn fault_run_as_caller() -> bool {
     #[cfg(feature = "fault_injection")]
     return FAULT_RUN_AS_CALLER.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: whether redo only warns when it cannot write the mark (the fix of issue 42,
+/// finding 1, switched off); always false in every other build.
+#[cfg(not(feature = "pg14"))]
+#[inline(always)]
+pub fn fault_redo_write_warns() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_REDO_WRITE_WARNS.get();
     #[cfg(not(feature = "fault_injection"))]
     false
 }

@@ -142,7 +142,10 @@ mod imp {
                 "pg_snowflake redo",
             )
             .set_hint("Recovery stops here and replays this lease again at the next start: free space or fix the file's permissions, then start the server.");
-            report.report(pgrx::PgLogLevel::FATAL);
+            // Test builds only: the negative control, redo going on with the file behind.
+            let level =
+                if settings::fault_redo_write_warns() { pgrx::PgLogLevel::WARNING } else { pgrx::PgLogLevel::FATAL };
+            report.report(level);
         }
         if let (false, Some(old)) = (refused_before, shared.refused.layout()) {
             errors::warn_at_start(&pg_snowflake_core::Error::LayoutChanged { old, new: *layout });
