@@ -158,6 +158,15 @@ except ValueError:
 if "header" not in r: sys.exit(1)
 for kv in r.get("kvs", []): print(base64.b64decode(kv["key"]).decode())'
 }
+# wait_claim_error NAME: waits (at most 10 s) until cluster NAME's machine id worker has met an
+# error (snowflake_machine_id_status().last_error), so that a refusal says it.
+wait_claim_error() {
+  local i
+  for i in $(seq 1 100); do
+    [ -n "$(psql_on "$1" -At -c "SELECT last_error FROM snowflake_machine_id_status()")" ] && return 0
+    sleep 0.1
+  done
+}
 # held_id NAME [SECONDS]: waits (default 30 s) until cluster NAME holds a machine id; prints it.
 held_id() {
   local i id

@@ -45,10 +45,7 @@ done
 echo "good holds machine id $(held_id good)"
 psql_on good -At -c "SELECT 'an id under it: ' || (snowflake_machine_id(snowflake_nextval()) = 0)"
 for c in anonymous wrong loose; do
-  for _ in $(seq 1 100); do
-    [ -n "$(psql_on "$c" -At -c "SELECT last_error FROM snowflake_machine_id_status()")" ] && break
-    sleep 0.1
-  done
+  wait_claim_error "$c"
   psql_on "$c" -c "SELECT snowflake_nextval()" 2>&1 | grep ERROR | sed "s/${ETCD_CLIENT_PORTS[0]}/P1/g; s#$SCRATCH#SCRATCH#g" || true
 done
 stop_cluster good

@@ -33,10 +33,7 @@ echo "== 1. etcd down at start"
 init_leased early /pg_snowflake/test
 start_cluster early
 create_extension early
-for _ in $(seq 1 100); do
-  [ -n "$(psql_on early -At -c "SELECT last_error FROM snowflake_machine_id_status()")" ] && break
-  sleep 0.1
-done
+wait_claim_error early
 psql_on early -c '\set VERBOSITY verbose' -c "SELECT snowflake_nextval()" 2>&1 | grep -v '^LOCATION' | mask_ports || true
 psql_on early -At -c "SELECT 'other queries are served: ' || count(*) FROM pg_class WHERE relname = 'pg_class'"
 psql_on early -At -c "SELECT 'refused calls counted: ' || (refused_calls >= 1) FROM snowflake_machine_id_status()"
@@ -130,10 +127,7 @@ for n in 1 2 3 4 5; do init_leased "small$n" /pg_snowflake/small "snowflake.mach
 for n in 1 2 3 4; do start_cluster "small$n"; create_extension "small$n"; held_id "small$n" >/dev/null; done
 start_cluster small5
 create_extension small5
-for _ in $(seq 1 100); do
-  [ -n "$(psql_on small5 -At -c "SELECT last_error FROM snowflake_machine_id_status()")" ] && break
-  sleep 0.1
-done
+wait_claim_error small5
 psql_on small5 -c "SELECT snowflake_nextval()" 2>&1 | mask_ports | sed 's/: 0 by .*/: (the four holders)/' || true
 init_cluster both "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id_source = 'etcd'" \
   "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'" "snowflake.machine_id = 3"

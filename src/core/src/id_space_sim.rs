@@ -19,6 +19,7 @@ use crate::claim::tests::{holder, layout, server, space};
 use crate::claim::{Claimer, Space, Switches};
 use crate::etcd_model::EtcdModel;
 use crate::generator::Generator;
+use crate::lifecycle_sim::Rng;
 use crate::state::{grant, SharedState};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::Ordering::Relaxed;
@@ -26,24 +27,6 @@ use std::sync::atomic::Ordering::Relaxed;
 const SERVERS: usize = 5;
 const BITS: u32 = 3; // 8 ids for 5 servers
 const EPOCH: i64 = crate::claim::tests::EPOCH;
-
-/// splitmix64.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as u64) as i64
-    }
-}
 
 struct Server {
     shared: SharedState,

@@ -51,18 +51,22 @@ fn layout(i: u8) -> Layout {
 }
 const LAYOUTS: u8 = 5;
 
-/// splitmix64: small, fast and the same everywhere.
-struct Rng(u64);
+/// splitmix64: small, fast and the same everywhere (the id-space simulation draws from it too).
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
+    }
+    /// A number from `lo` to `hi`, both included.
+    pub(crate) fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as u64) as i64
     }
 }
 
