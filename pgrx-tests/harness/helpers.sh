@@ -89,10 +89,20 @@ caught_up() {
 # (the scenario's EXIT trap should call it). etcd_get KEY_PREFIX prints the keys under it.
 plan_etcd() {
   local n=$1 i
-  read -ra ETCD_PORTS <<<"$(python3 -c 'import socket, sys
-s = [socket.socket() for _ in range(2 * int(sys.argv[1]))]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*(x.getsockname()[1] for x in s))' "$n")"
+  # Free ports below the kernel's ephemeral range (which other lanes' bind(0) draw from), and a
+  # cluster token of this plan's own: etcd members of scenarios running side by side never take
+  # each other for a member of their cluster, even on a port one of them gave up.
+  read -ra ETCD_PORTS <<<"$(python3 -c 'import random, socket, sys
+held, ports = [], []
+while len(ports) < 2 * int(sys.argv[1]):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", random.randint(20000, 31999)))
+    except OSError:
+        continue
+    held.append(s); ports.append(s.getsockname()[1])
+print(*ports)' "$n")"
+  ETCD_TOKEN="pg_snowflake-$$-$RANDOM$RANDOM"
   ETCD_MEMBERS=$n ETCD_ENDPOINTS="" ETCD_CLUSTER="" ETCD_CLIENT_PORTS=()
   for i in $(seq 1 "$n"); do
     ETCD_CLIENT_PORTS+=("${ETCD_PORTS[$((2 * i - 2))]}")
@@ -108,7 +118,8 @@ start_etcd_member() {
     etcd --name "e$i" --data-dir "$SCRATCH/etcd-e$i" \
       --listen-client-urls "http://127.0.0.1:$c" --advertise-client-urls "http://127.0.0.1:$c" \
       --listen-peer-urls "http://127.0.0.1:$p" --initial-advertise-peer-urls "http://127.0.0.1:$p" \
-      --initial-cluster "$ETCD_CLUSTER" --initial-cluster-state "$state" >>"$SCRATCH/etcd-e$i.log" 2>&1 &
+      --initial-cluster "$ETCD_CLUSTER" --initial-cluster-state "$state" \
+      --initial-cluster-token "$ETCD_TOKEN" >>"$SCRATCH/etcd-e$i.log" 2>&1 &
     echo $! >"$SCRATCH/etcd-e$i.pid"
   )
 }

@@ -77,7 +77,7 @@ done
 psql_on early -At -c "SELECT 'rows: over 1,000: ' || (count(*) > 1000) || ', duplicates: ' || (count(*) - count(DISTINCT id)) || ', machine ids seen: ' || count(DISTINCT snowflake_machine_id(id)) FROM all_ids"
 psql_on early -At -c "SELECT count(*) || ' rows from 8 servers' FROM all_ids" >>"$REPORT"
 psql_on early -At -c "SELECT 'renewals went on: ' || bool_and(renewals > 0) FROM snowflake_machine_id_status()"
-start_etcd_member "$leader"
+# (The killed member stays down: two of three keep the quorum for what follows.)
 
 echo "== 3. a clean stop releases the id; a restart gets it back"
 before=$(held_id node3)

@@ -35,8 +35,12 @@ pub fn configure() {
         (Ok(g), Some(etcd)) => {
             pgrx::log!("pg_snowflake: machine id leased from {}, layout {}", etcd.describe(), g.layout().describe())
         }
+        // By hand: the line as before (log watchers match it); from a pod index: said so.
+        (Ok(g), None) if source == Source::Manual => {
+            pgrx::log!("pg_snowflake: machine id {}, layout {}", g.machine_id(), g.layout().describe())
+        }
         (Ok(g), None) => pgrx::log!(
-            "pg_snowflake: machine id {} ({}), layout {}",
+            "pg_snowflake: machine id {} (snowflake.machine_id_source = '{}'), layout {}",
             g.machine_id(),
             source.name(),
             g.layout().describe()
