@@ -1,5 +1,5 @@
 # majors: 15
-# alone: SIGSTOP and a lease's TTL: the load of scenarios beside it would stretch the pause
+# long: half a minute or more, queued first (it passed twice beside stress-ng --cpu 2 --io 1)
 # The paused holder of a machine id leased from etcd (3 members on 127.0.0.1). Server a holds id 0
 # (lease TTL 3 s) and inserts under load; every process of a is stopped (SIGSTOP: a VM pause, a
 # stalled host) together with the etcd member it talks to, past its TTL. The other members expire
