@@ -103,6 +103,9 @@ while len(ports) < 2 * int(sys.argv[1]):
     held.append(s); ports.append(s.getsockname()[1])
 print(*ports)' "$n")"
   ETCD_TOKEN="pg_snowflake-$$-$RANDOM$RANDOM"
+  # A scenario run before this one in the same lane may have left its members' data: a member
+  # started on it would rejoin that cluster.
+  rm -rf "$SCRATCH"/etcd-e*
   ETCD_MEMBERS=$n ETCD_ENDPOINTS="" ETCD_CLUSTER="" ETCD_CLIENT_PORTS=()
   for i in $(seq 1 "$n"); do
     ETCD_CLIENT_PORTS+=("${ETCD_PORTS[$((2 * i - 2))]}")
