@@ -6,17 +6,15 @@
 
 use super::clock::wall_clock_ms;
 use super::id_source::{self, hostname, EtcdConfig};
-use super::{mark_store, server_config, shared_memory};
+use super::{key_file, mark_store, server_config, shared_memory};
 use pg_snowflake_core::claim::{Claimer, Holder, Space, Step, Switches};
 use pg_snowflake_core::etcd_gateway::parse_credentials;
 use pg_snowflake_core::etcd_gateway::{Gateway, Transport};
-use pg_snowflake_core::key_file::{check_file_type, check_permissions, KeyFileProblem};
 use pg_snowflake_core::state::SharedState;
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};
 use pgrx::prelude::*;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 use zeroize::Zeroizing;
 
@@ -116,20 +114,11 @@ pub extern "C-unwind" fn pg_snowflake_claim_main(_arg: pg_sys::Datum) {
     unsafe { pg_sys::proc_exit(1) };
 }
 
-/// The user and password of snowflake.etcd_credentials_file, checked as the key file of public
-/// ids is (a regular file, the server's OS user's, 0600 or stricter); the error never quotes it.
+/// The user and password of snowflake.etcd_credentials_file, read and checked as the key file of
+/// public ids is (`key_file::read_private`); the error never quotes the file.
 fn credentials(path: &str) -> Result<(String, Zeroizing<String>), String> {
     const SETTING: &str = "snowflake.etcd_credentials_file";
-    let problem = |p: KeyFileProblem| p.message_for(SETTING, path);
-    let unreadable = |e: std::io::Error| problem(KeyFileProblem::Unreadable { reason: e.to_string() });
-    let meta = std::fs::metadata(path).map_err(unreadable)?;
-    check_file_type(meta.mode()).map_err(problem)?;
-    let mut file = std::fs::File::open(path).map_err(unreadable)?;
-    let meta = file.metadata().map_err(unreadable)?;
-    // SAFETY: geteuid() cannot fail.
-    check_permissions(meta.mode(), meta.uid(), unsafe { libc::geteuid() }).map_err(problem)?;
-    let mut text = Zeroizing::new(String::with_capacity(4097));
-    (&mut file).take(4096).read_to_string(&mut text).map_err(unreadable)?;
+    let text = key_file::read_private(path, 4096).map_err(|p| p.message_for(SETTING, path))?;
     parse_credentials(&text).map_err(|why| format!("{SETTING} \"{path}\": {why}"))
 }
 

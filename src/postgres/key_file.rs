@@ -39,17 +39,16 @@ thread_local! {
     static LOADED: RefCell<Option<Loaded>> = const { RefCell::new(None) };
 }
 
-fn read(path: &str) -> Result<Keys, Error> {
-    let problem = |problem: KeyFileProblem| Error::KeyFile { path: path.to_string(), problem };
-    let unreadable = |e: std::io::Error| problem(KeyFileProblem::Unreadable { reason: e.to_string() });
-    // A relative path is relative to the data directory, every process's working directory.
-    // The postmaster reads it at reload: what is not a regular file (a FIFO, whose open() waits for
-    // a writer; a device, whose open() can act) is refused before it is opened, as PostgreSQL
-    // checks ssl_key_file with stat() first. (A symbolic link is followed, as there.)
+/// The text of a file that holds a secret (this key file, `snowflake.etcd_credentials_file`), read
+/// as PostgreSQL reads `ssl_key_file`: what is not a regular file (a FIFO, whose open() waits for a
+/// writer; a device, whose open() can act) is refused before it is opened, with stat() first (a
+/// symbolic link is followed, as there); then opened non-blocking, so that a FIFO put there since
+/// cannot stall it either, and the opened file's own metadata checked (the server's OS user's,
+/// 0600 or stricter): what is checked is what is read. At most `max` bytes; zeroed when dropped.
+pub fn read_private(path: &str, max: u64) -> Result<Zeroizing<String>, KeyFileProblem> {
+    let unreadable = |e: std::io::Error| KeyFileProblem::Unreadable { reason: e.to_string() };
     let before = std::fs::metadata(path).map_err(unreadable)?;
-    key_file::check_file_type(before.mode()).map_err(problem)?;
-    // Non-blocking, so that a FIFO put there since cannot stall it either; then the opened file's
-    // own metadata: what is checked is what is read.
+    key_file::check_file_type(before.mode())?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -57,13 +56,20 @@ fn read(path: &str) -> Result<Keys, Error> {
         .map_err(unreadable)?;
     let meta = file.metadata().map_err(unreadable)?;
     // SAFETY: geteuid() cannot fail.
-    key_file::check_permissions(meta.mode(), meta.uid(), unsafe { libc::geteuid() }).map_err(problem)?;
-    // Room for all of it at once: a growing buffer would leave copies of the key behind.
-    let mut text = Zeroizing::new(String::with_capacity(MAX_BYTES as usize + 1));
-    file.take(MAX_BYTES + 1).read_to_string(&mut text).map_err(unreadable)?;
-    if text.len() as u64 > MAX_BYTES {
-        return Err(problem(KeyFileProblem::TooLarge { max: MAX_BYTES }));
+    key_file::check_permissions(meta.mode(), meta.uid(), unsafe { libc::geteuid() })?;
+    // Room for all of it at once: a growing buffer would leave copies of the secret behind.
+    let mut text = Zeroizing::new(String::with_capacity(max as usize + 1));
+    file.take(max + 1).read_to_string(&mut text).map_err(unreadable)?;
+    if text.len() as u64 > max {
+        return Err(KeyFileProblem::TooLarge { max });
     }
+    Ok(text)
+}
+
+fn read(path: &str) -> Result<Keys, Error> {
+    let problem = |problem: KeyFileProblem| Error::KeyFile { path: path.to_string(), problem };
+    // A relative path is relative to the data directory, every process's working directory.
+    let text = read_private(path, MAX_BYTES).map_err(problem)?;
     let (current, previous) =
         key_file::parse(&text, |hex| PublicKey::from_hex(key_file::SETTING, hex).ok()).map_err(problem)?;
     Ok(Keys { current, previous })
