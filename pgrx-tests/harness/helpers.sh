@@ -87,6 +87,44 @@ caught_up() {
 # comma-separated) and ETCD_CLIENT_PORTS; start_etcd_member I starts member I (1-based) of that
 # plan; start_etcd starts them all and waits for a healthy cluster; stop_etcd stops every member
 # (the scenario's EXIT trap should call it). etcd_get KEY_PREFIX prints the keys under it.
+# With ETCD_TLS=1 set before plan_etcd, the members serve https:// with a certificate of a CA made
+# for the plan ($SCRATCH/etcd-tls: ca.crt; server.crt naming IP 127.0.0.1 only; client.crt and
+# client.key, the CA's client certificate) and ask clients for a certificate (--client-cert-auth);
+# etcd_curl talks to them with the client's.
+ETCD_TLS=${ETCD_TLS:-0}
+# make_etcd_ca DIR: a CA of its own in DIR (ca.crt, ca.key), then server.crt/.key for 127.0.0.1 and
+# client.crt/.key signed by it.
+make_etcd_ca() {
+  local d=$1
+  mkdir -p "$d"
+  (
+    cd "$d" || exit 1
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.crt \
+      -days 2 -subj "/CN=pg_snowflake test etcd CA $$" 2>/dev/null
+    for who in server client; do
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout $who.key -out $who.csr \
+        -subj "/CN=$who" 2>/dev/null
+    done
+    printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' >server.ext
+    printf 'extendedKeyUsage=clientAuth\n' >client.ext
+    for who in server client; do
+      openssl x509 -req -in $who.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out $who.crt -days 2 \
+        -extfile $who.ext 2>/dev/null
+    done
+  ) || die "openssl could not make the test CA in $d"
+}
+# etcd_curl URL [CURL ARGS...]: curl of a member's http:// client URL, in https with the client's certificate
+# when the plan is TLS.
+etcd_curl() {
+  local url=$1
+  shift
+  if [ "$ETCD_TLS" = 1 ]; then
+    local t="$SCRATCH/etcd-tls"
+    curl --cacert "$t/ca.crt" --cert "$t/client.crt" --key "$t/client.key" "${url/http:/https:}" "$@"
+  else
+    curl "$url" "$@"
+  fi
+}
 plan_etcd() {
   local n=$1 i
   # Free ports below the kernel's ephemeral range (which other lanes' bind(0) draw from), and a
@@ -105,21 +143,29 @@ print(*ports)' "$n")"
   ETCD_TOKEN="pg_snowflake-$$-$RANDOM$RANDOM"
   # A scenario run before this one in the same lane may have left its members' data: a member
   # started on it would rejoin that cluster.
-  rm -rf "$SCRATCH"/etcd-e*
+  rm -rf "$SCRATCH"/etcd-e* "$SCRATCH/etcd-tls"
+  local scheme=http
+  if [ "$ETCD_TLS" = 1 ]; then
+    scheme=https
+    make_etcd_ca "$SCRATCH/etcd-tls"
+  fi
   ETCD_MEMBERS=$n ETCD_ENDPOINTS="" ETCD_CLUSTER="" ETCD_CLIENT_PORTS=()
   for i in $(seq 1 "$n"); do
     ETCD_CLIENT_PORTS+=("${ETCD_PORTS[$((2 * i - 2))]}")
-    ETCD_ENDPOINTS+="${ETCD_ENDPOINTS:+,}http://127.0.0.1:${ETCD_PORTS[$((2 * i - 2))]}"
+    ETCD_ENDPOINTS+="${ETCD_ENDPOINTS:+,}$scheme://127.0.0.1:${ETCD_PORTS[$((2 * i - 2))]}"
     ETCD_CLUSTER+="${ETCD_CLUSTER:+,}e$i=http://127.0.0.1:${ETCD_PORTS[$((2 * i - 1))]}"
   done
 }
 start_etcd_member() {
   local i=$1 c=${ETCD_PORTS[$((2 * $1 - 2))]} p=${ETCD_PORTS[$((2 * $1 - 1))]} state=new
   [ ! -d "$SCRATCH/etcd-e$i" ] || state=existing
+  local scheme=http tls=() t="$SCRATCH/etcd-tls"
+  [ "$ETCD_TLS" != 1 ] || scheme=https tls=(--cert-file "$t/server.crt" --key-file "$t/server.key"
+    --trusted-ca-file "$t/ca.crt" --client-cert-auth)
   # In a subshell: not a job of the scenario's shell, which would report its kill.
   (
-    etcd --name "e$i" --data-dir "$SCRATCH/etcd-e$i" \
-      --listen-client-urls "http://127.0.0.1:$c" --advertise-client-urls "http://127.0.0.1:$c" \
+    etcd --name "e$i" --data-dir "$SCRATCH/etcd-e$i" "${tls[@]}" \
+      --listen-client-urls "$scheme://127.0.0.1:$c" --advertise-client-urls "$scheme://127.0.0.1:$c" \
       --listen-peer-urls "http://127.0.0.1:$p" --initial-advertise-peer-urls "http://127.0.0.1:$p" \
       --initial-cluster "$ETCD_CLUSTER" --initial-cluster-state "$state" \
       --initial-cluster-token "$ETCD_TOKEN" >>"$SCRATCH/etcd-e$i.log" 2>&1 &
@@ -130,7 +176,7 @@ start_etcd() {
   local i
   for i in $(seq 1 "$ETCD_MEMBERS"); do start_etcd_member "$i"; done
   for i in $(seq 1 200); do
-    curl -s --max-time 1 "http://127.0.0.1:${ETCD_CLIENT_PORTS[0]}/health" | grep -q '"health":"true"' && return 0
+    etcd_curl "http://127.0.0.1:${ETCD_CLIENT_PORTS[0]}/health" -s --max-time 1 | grep -q '"health":"true"' && return 0
     sleep 0.1
   done
   cat "$SCRATCH"/etcd-e*.log >&2
@@ -151,7 +197,7 @@ stop_etcd() {
 etcd_leader() {
   local i status
   for i in $(seq 1 "$ETCD_MEMBERS"); do
-    status=$(curl -s --max-time 1 "http://127.0.0.1:${ETCD_CLIENT_PORTS[$((i - 1))]}/v3/maintenance/status" -d '{}') || continue
+    status=$(etcd_curl "http://127.0.0.1:${ETCD_CLIENT_PORTS[$((i - 1))]}/v3/maintenance/status" -s --max-time 1 -d '{}') || continue
     python3 -c 'import json, sys
 s = json.loads(sys.argv[1]); sys.exit(0 if s["leader"] == s["header"]["member_id"] else 1)' "$status" 2>/dev/null \
       && { echo "$i"; return 0; }
@@ -161,7 +207,7 @@ s = json.loads(sys.argv[1]); sys.exit(0 if s["leader"] == s["header"]["member_id
 # etcd_keys PREFIX [MEMBER]: the keys under PREFIX, one a line, through member MEMBER (default 1).
 etcd_keys() {
   local port=${ETCD_CLIENT_PORTS[$((${2:-1} - 1))]}
-  curl -sf --max-time 2 "http://127.0.0.1:$port/v3/kv/range" -d "$(python3 -c 'import base64, json, sys
+  etcd_curl "http://127.0.0.1:$port/v3/kv/range" -sf --max-time 2 -d "$(python3 -c 'import base64, json, sys
 p = sys.argv[1].encode(); e = p[:-1] + bytes([p[-1] + 1])
 print(json.dumps({"key": base64.b64encode(p).decode(), "range_end": base64.b64encode(e).decode(), "keys_only": True}))' "$1")" \
     | python3 -c 'import base64, json, sys

@@ -6,10 +6,11 @@
 
 use super::clock::wall_clock_ms;
 use super::id_source::{self, hostname, EtcdConfig};
+use super::tls::{ClientCert, Tls};
 use super::{key_file, mark_store, server_config, shared_memory};
 use pg_snowflake_core::claim::{Claimer, Holder, Space, Step, Switches};
 use pg_snowflake_core::etcd_gateway::parse_credentials;
-use pg_snowflake_core::etcd_gateway::{Gateway, Transport};
+use pg_snowflake_core::etcd_gateway::{Endpoint, Gateway, Transport};
 use pg_snowflake_core::state::SharedState;
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};
 use pgrx::prelude::*;
@@ -42,27 +43,32 @@ pub fn register() {
         .load();
 }
 
-/// HTTP/1.1 over a fresh TCP connection per request, with timeouts.
+/// HTTP/1.1 over a fresh TCP connection per request, with timeouts; in TLS for `https://`
+/// endpoints.
 struct Tcp {
     timeout: Duration,
+    tls: Option<Tls>,
 }
 
 impl Transport for Tcp {
-    fn exchange(&mut self, endpoint: &str, request: &[u8]) -> Result<Vec<u8>, String> {
-        let authority = endpoint.trim_start_matches("http://").trim_end_matches('/');
+    fn exchange(&mut self, endpoint: &Endpoint, request: &[u8]) -> Result<Vec<u8>, String> {
+        let authority = endpoint.authority.as_str();
         let addrs = authority.to_socket_addrs().map_err(|e| format!("cannot resolve {authority}: {e}"))?;
+        let timed_out = format!("no answer within {} s", self.timeout.as_secs_f32());
         let mut last = format!("{authority} has no address");
         for addr in addrs {
             match TcpStream::connect_timeout(&addr, self.timeout) {
                 Ok(mut stream) => {
                     let io = |e: std::io::Error| match e.kind() {
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
-                            format!("no answer within {} s", self.timeout.as_secs_f32())
-                        }
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => timed_out.clone(),
                         _ => e.to_string(),
                     };
                     stream.set_read_timeout(Some(self.timeout)).map_err(io)?;
                     stream.set_write_timeout(Some(self.timeout)).map_err(io)?;
+                    if endpoint.tls {
+                        let tls = self.tls.as_ref().ok_or("an https:// endpoint without TLS set up")?;
+                        return tls.exchange(&stream, endpoint.host(), request, &timed_out);
+                    }
                     stream.write_all(request).map_err(io)?;
                     let mut answer = Vec::new();
                     stream.read_to_end(&mut answer).map_err(io)?;
@@ -122,33 +128,57 @@ fn credentials(path: &str) -> Result<(String, Zeroizing<String>), String> {
     parse_credentials(&text).map_err(|why| format!("{SETTING} \"{path}\": {why}"))
 }
 
+/// The TLS set-up of https:// endpoints (their CA; the client certificate and its key, the key
+/// read as every secret of ours), or why not.
+fn tls(config: &EtcdConfig) -> Result<Option<Tls>, String> {
+    if !config.endpoints[0].tls {
+        return Ok(None);
+    }
+    let client = match (&config.cert_file, &config.key_file) {
+        (Some(cert_file), Some(key_file)) => {
+            const SETTING: &str = "snowflake.etcd_key_file";
+            let key_pem = key_file::read_private(key_file, 64 * 1024).map_err(|p| p.message_for(SETTING, key_file))?;
+            Some(ClientCert { cert_file, key_pem, key_file })
+        }
+        _ => None,
+    };
+    Tls::new(config.ca_file.as_deref(), client).map(Some)
+}
+
+/// How the worker reaches etcd: TLS and credentials set up from their files. Read once, at the
+/// worker's start: a changed file takes a restart of the worker (pg_terminate_backend() on it) or
+/// of the server.
+fn gateway(config: &EtcdConfig, timeout: Duration) -> Result<Gateway<Tcp>, String> {
+    let etcd = Gateway::new(config.endpoints.clone(), Tcp { timeout, tls: tls(config)? });
+    Ok(match &config.credentials_file {
+        Some(path) => {
+            let (user, password) = credentials(path)?;
+            etcd.with_credentials(user, password)
+        }
+        None => etcd,
+    })
+}
+
 /// Claims and holds the id until SIGTERM, then releases it.
 fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
     let timeout = IO_TIMEOUT.min(Duration::from_millis(config.ttl_s as u64 * 100));
-    let mut etcd = Gateway::new(config.endpoints.clone(), Tcp { timeout });
-    if let Some(path) = &config.credentials_file {
-        // Read once, at the worker's start: a changed file takes a restart of the worker
-        // (pg_terminate_backend() on it) or of the server. Unreadable: no id, said until fixed.
-        let mut said = String::new();
-        loop {
-            match credentials(path) {
-                Ok((user, password)) => {
-                    etcd = etcd.with_credentials(user, password);
-                    break;
+    // A file that cannot be used: no id, said until fixed (read again every second).
+    let mut said = String::new();
+    let mut etcd = loop {
+        match gateway(config, timeout) {
+            Ok(etcd) => break etcd,
+            Err(e) => {
+                shared.claim.set_error(Some(&e), wall_clock_ms());
+                if e != said {
+                    pgrx::warning!("pg_snowflake: {e}");
+                    said = e;
                 }
-                Err(e) => {
-                    shared.claim.set_error(Some(&e), wall_clock_ms());
-                    if e != said {
-                        pgrx::warning!("pg_snowflake: {e}");
-                        said = e;
-                    }
-                    if !BackgroundWorker::wait_latch(Some(Duration::from_secs(1))) {
-                        return;
-                    }
+                if !BackgroundWorker::wait_latch(Some(Duration::from_secs(1))) {
+                    return;
                 }
             }
         }
-    }
+    };
     let mut next_try_ms = i64::MIN;
     let mut said = String::new();
     while BackgroundWorker::wait_latch(Some(PERIOD)) {

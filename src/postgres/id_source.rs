@@ -4,7 +4,7 @@
 //! environment and the hostname.
 
 use super::settings::{self, RawSettings};
-use pg_snowflake_core::etcd_gateway::{parse_endpoints, Endpoint};
+use pg_snowflake_core::etcd_gateway::{check_tls_settings, parse_endpoints, Endpoint};
 use pg_snowflake_core::generator::Generator;
 use pg_snowflake_core::machine_source::{self, Source};
 use pg_snowflake_core::{Error, Layout};
@@ -16,6 +16,9 @@ static ETCD_ENDPOINTS: GucSetting<Option<CString>> = GucSetting::<Option<CString
 static ETCD_PREFIX: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"/pg_snowflake/default"));
 static ETCD_LEASE_TTL: GucSetting<i32> = GucSetting::<i32>::new(10);
 static ETCD_CREDENTIALS_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static ETCD_CA_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static ETCD_CERT_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static ETCD_KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static POD_INDEX_VARIABLE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"POD_INDEX"));
 static MACHINE_ID_OFFSET: GucSetting<i32> = GucSetting::<i32>::new(0);
 #[cfg(feature = "fault_injection")]
@@ -33,7 +36,7 @@ pub fn define() {
     );
     GucRegistry::define_string_guc(
         c"snowflake.etcd_endpoints",
-        c"The etcd cluster that leases machine ids: http://host:port, comma-separated.",
+        c"The etcd cluster that leases machine ids: http://host:port or https://host:port (TLS), comma-separated.",
         c"Used with snowflake.machine_id_source = 'etcd'. Patroni's etcd can be shared: the ids live under snowflake.etcd_prefix.",
         &ETCD_ENDPOINTS,
         GucContext::Postmaster,
@@ -62,6 +65,30 @@ pub fn define() {
         c"A file holding the etcd user (first line) and password (second line), when etcd's authentication is on.",
         c"Owned by the server's OS user, mode 0600 or stricter, as snowflake.public_key_file; relative paths are relative to the data directory. Read by the machine id's worker only; the password is never logged or shown.",
         &ETCD_CREDENTIALS_FILE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"snowflake.etcd_ca_file",
+        c"The CA certificates (PEM) that etcd's certificate must chain to, for https:// endpoints.",
+        c"Empty: the system's trusted CAs. etcd's certificate must also name the endpoint's host (DNS name or IP address). Relative paths are relative to the data directory.",
+        &ETCD_CA_FILE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"snowflake.etcd_cert_file",
+        c"This server's client certificate (PEM, with its chain) for etcd's --client-cert-auth.",
+        c"Set with snowflake.etcd_key_file. Relative paths are relative to the data directory.",
+        &ETCD_CERT_FILE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"snowflake.etcd_key_file",
+        c"The private key (PEM, unencrypted) of snowflake.etcd_cert_file.",
+        c"Owned by the server's OS user, mode 0600 or stricter, as snowflake.public_key_file; read by the machine id's worker only, never logged or shown.",
+        &ETCD_KEY_FILE,
         GucContext::Postmaster,
         GucFlags::default(),
     );
@@ -106,6 +133,11 @@ pub struct EtcdConfig {
     pub ttl_s: i64,
     /// snowflake.etcd_credentials_file, if set (its path: the worker reads it).
     pub credentials_file: Option<String>,
+    /// snowflake.etcd_ca_file, snowflake.etcd_cert_file, snowflake.etcd_key_file, if set: for
+    /// https:// endpoints (the worker reads them).
+    pub ca_file: Option<String>,
+    pub cert_file: Option<String>,
+    pub key_file: Option<String>,
 }
 
 impl EtcdConfig {
@@ -152,8 +184,19 @@ pub fn resolve(raw: &RawSettings, layout: &Layout) -> Result<(Source, Generator,
                     reason: format!("'{prefix}' is not a key prefix such as /pg_snowflake/prod"),
                 });
             }
-            let credentials_file = Some(text(&ETCD_CREDENTIALS_FILE)).filter(|f| !f.is_empty());
-            let config = EtcdConfig { endpoints, prefix, ttl_s: i64::from(ETCD_LEASE_TTL.get()), credentials_file };
+            let file = |s| Some(text(s)).filter(|f| !f.is_empty());
+            let (ca_file, cert_file, key_file) = (file(&ETCD_CA_FILE), file(&ETCD_CERT_FILE), file(&ETCD_KEY_FILE));
+            check_tls_settings(endpoints[0].tls, ca_file.is_some(), cert_file.is_some(), key_file.is_some())
+                .map_err(|(setting, reason)| Error::MachineIdSource { setting, reason })?;
+            let config = EtcdConfig {
+                endpoints,
+                prefix,
+                ttl_s: i64::from(ETCD_LEASE_TTL.get()),
+                credentials_file: file(&ETCD_CREDENTIALS_FILE),
+                ca_file,
+                cert_file,
+                key_file,
+            };
             Ok((source, Generator::new(*layout, 0)?, Some(config)))
         }
     }

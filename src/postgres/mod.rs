@@ -10,6 +10,7 @@
 //! - [`host`]: the core's clock, waits, mark store, events and limits, for a PostgreSQL process;
 //! - [`mark_store`]: the mark file in the data directory;
 //! - [`wal`]: the lease as a WAL record (resource manager, insert, redo), PostgreSQL 15+;
+//! - [`tls`]: TLS to etcd's `https://` endpoints, through the server's own OpenSSL;
 //! - [`claim_worker`]: the background worker that holds a machine id leased from etcd;
 //! - [`lease_worker`]: the background worker that renews the high-water mark;
 //! - [`errors`]: the core's errors as PostgreSQL errors (SQLSTATE, message, hint);
@@ -28,6 +29,7 @@ pub mod server_config;
 pub mod settings;
 pub mod shared_memory;
 pub mod sql_api;
+pub mod tls;
 pub mod wal;
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 use zeroize::Zeroizing;
 
 /// Sends one request to one endpoint and returns the response's bytes (to the end of the
-/// connection), or why not. `endpoint` is as configured (`http://host:port`).
+/// connection), or why not: over TCP, in TLS when the endpoint is `https://`.
 pub trait Transport {
-    fn exchange(&mut self, endpoint: &str, request: &[u8]) -> Result<Vec<u8>, String>;
+    fn exchange(&mut self, endpoint: &Endpoint, request: &[u8]) -> Result<Vec<u8>, String>;
 }
 
 /// The endpoints of one etcd cluster, tried in turn from the last that answered.
@@ -30,30 +30,74 @@ pub struct Endpoint {
     pub url: String,
     /// host:port, for the socket and the Host header.
     pub authority: String,
+    /// `https://`: TLS, etcd's certificate checked against the host's name or address.
+    pub tls: bool,
 }
 
-/// The endpoints of `snowflake.etcd_endpoints` (comma-separated `http://host:port`), or why not.
+impl Endpoint {
+    /// The host alone (an IPv6 address without its brackets): what etcd's certificate must name.
+    pub fn host(&self) -> &str {
+        let host = self.authority.rsplit_once(':').map_or(self.authority.as_str(), |(h, _)| h);
+        host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host)
+    }
+}
+
+/// The endpoints of `snowflake.etcd_endpoints` (comma-separated `http://host:port` or
+/// `https://host:port`, all of one scheme), or why not.
 pub fn parse_endpoints(text: &str) -> Result<Vec<Endpoint>, String> {
-    let mut out = vec![];
+    let mut out: Vec<Endpoint> = vec![];
     for url in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let Some(rest) = url.strip_prefix("http://") else {
-            return Err(if url.starts_with("https://") {
-                format!("{url}: TLS (https) is not supported yet; reach etcd over http on a trusted network, or through a local TLS proxy")
-            } else {
-                format!("{url}: an endpoint is written http://host:port")
-            });
+        let (tls, rest) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+            (Some(rest), _) => (false, rest),
+            (_, Some(rest)) => (true, rest),
+            _ => return Err(format!("{url}: an endpoint is written http://host:port or https://host:port")),
         };
         let authority = rest.trim_end_matches('/');
         let port_ok = authority.rsplit_once(':').is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
         if !port_ok || authority.contains('/') || authority.contains('@') {
-            return Err(format!("{url}: an endpoint is written http://host:port"));
+            return Err(format!("{url}: an endpoint is written http://host:port or https://host:port"));
         }
-        out.push(Endpoint { url: url.to_string(), authority: authority.to_string() });
+        // One scheme for all: a cluster reached in TLS through one member and in the clear
+        // through another would send its token and the ids' holders in the clear.
+        if out.first().is_some_and(|first| first.tls != tls) {
+            return Err(format!("{url}: every endpoint of one etcd cluster is http:// or every one is https://"));
+        }
+        out.push(Endpoint { url: url.to_string(), authority: authority.to_string(), tls });
     }
     if out.is_empty() {
         return Err("no endpoint is set".into());
     }
     Ok(out)
+}
+
+/// Whether the TLS settings fit the endpoints: the CA, certificate and key files are for
+/// `https://` endpoints only, and a client certificate comes with its key (and the key with its
+/// certificate). The error is the setting at fault and why.
+pub fn check_tls_settings(
+    tls: bool,
+    ca_file: bool,
+    cert_file: bool,
+    key_file: bool,
+) -> Result<(), (&'static str, String)> {
+    let files = [
+        ("snowflake.etcd_ca_file", ca_file),
+        ("snowflake.etcd_cert_file", cert_file),
+        ("snowflake.etcd_key_file", key_file),
+    ];
+    if let Some((setting, _)) = files.iter().find(|(_, set)| *set).filter(|_| !tls) {
+        return Err((setting, "it is set, but the endpoints are http://: TLS files are for https:// endpoints (write them https://host:port)".into()));
+    }
+    match (cert_file, key_file) {
+        (true, false) => Err((
+            "snowflake.etcd_key_file",
+            "it is empty, but snowflake.etcd_cert_file is set: a client certificate needs its key".into(),
+        )),
+        (false, true) => Err((
+            "snowflake.etcd_cert_file",
+            "it is empty, but snowflake.etcd_key_file is set: a key needs its client certificate".into(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 impl<T: Transport> Gateway<T> {
@@ -121,7 +165,7 @@ impl<T: Transport> Gateway<T> {
             ));
             let answer = self
                 .transport
-                .exchange(&endpoint.url, request.as_bytes())
+                .exchange(&endpoint, request.as_bytes())
                 .and_then(|bytes| parse_response(&bytes))
                 .and_then(|(status, text)| {
                     serde_json::from_str::<Value>(&text).map_err(|e| format!("HTTP {status}, not JSON ({e})"))
@@ -252,12 +296,22 @@ pub fn parse_response(bytes: &[u8]) -> Result<(u16, String), String> {
         .and_then(|l| l.get(2..5))
         .and_then(|c| c.parse::<u16>().ok())
         .ok_or("an answer that is not HTTP")?;
-    let chunked = lines.any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.starts_with("transfer-encoding:") && l.contains("chunked")
-    });
+    let (mut chunked, mut length) = (false, None);
+    for line in lines {
+        let line = line.to_ascii_lowercase();
+        if let Some(value) = line.strip_prefix("transfer-encoding:") {
+            chunked |= value.contains("chunked");
+        } else if let Some(value) = line.strip_prefix("content-length:") {
+            length = Some(value.trim().parse::<usize>().map_err(|_| "an answer with a bad Content-Length")?);
+        }
+    }
     if !chunked {
-        return Ok((status, body.to_string()));
+        // A connection cut early (a TLS stream closed without its end, a member gone) must not
+        // pass for a shorter answer.
+        return match length {
+            Some(n) => body.get(..n).map(|b| (status, b.to_string())).ok_or_else(|| "an answer cut short".into()),
+            None => Ok((status, body.to_string())),
+        };
     }
     let (mut out, mut rest) = (String::new(), body);
     loop {
@@ -328,13 +382,30 @@ mod tests {
     }
 
     #[test]
-    fn endpoints_are_http_host_port_and_nothing_else() {
+    fn endpoints_are_http_or_https_host_port_and_nothing_else() {
         let e = parse_endpoints("http://10.0.0.1:2379, http://etcd-2:2379/").unwrap();
-        assert_eq!(e[1], Endpoint { url: "http://etcd-2:2379/".into(), authority: "etcd-2:2379".into() });
-        assert!(parse_endpoints("https://e:2379").unwrap_err().contains("TLS"));
+        assert_eq!(e[1], Endpoint { url: "http://etcd-2:2379/".into(), authority: "etcd-2:2379".into(), tls: false });
+        assert_eq!(e[0].host(), "10.0.0.1");
+        let e = parse_endpoints("https://etcd-1.example:2379,https://[::1]:2379").unwrap();
+        assert!(e.iter().all(|e| e.tls));
+        assert_eq!((e[0].host(), e[1].host(), e[1].authority.as_str()), ("etcd-1.example", "::1", "[::1]:2379"));
+        assert!(parse_endpoints("https://e1:2379,http://e2:2379").unwrap_err().contains("every endpoint"));
+        assert!(parse_endpoints("http://e1:2379,https://e2:2379").unwrap_err().contains("every endpoint"));
+        assert!(parse_endpoints("ftp://e:2379").unwrap_err().contains("https://host:port"));
         assert!(parse_endpoints("http://e").unwrap_err().contains("http://host:port"));
         assert!(parse_endpoints("http://user:pw@e:2379").is_err());
         assert!(parse_endpoints(" , ").unwrap_err().contains("no endpoint"));
+    }
+
+    #[test]
+    fn tls_files_are_for_https_and_a_certificate_comes_with_its_key() {
+        assert_eq!(check_tls_settings(false, false, false, false), Ok(()));
+        assert_eq!(check_tls_settings(true, false, false, false), Ok(()), "the system's CAs, no client certificate");
+        assert_eq!(check_tls_settings(true, true, true, true), Ok(()));
+        assert_eq!(check_tls_settings(false, true, false, false).unwrap_err().0, "snowflake.etcd_ca_file");
+        assert_eq!(check_tls_settings(false, false, true, true).unwrap_err().0, "snowflake.etcd_cert_file");
+        assert_eq!(check_tls_settings(true, true, true, false).unwrap_err().0, "snowflake.etcd_key_file");
+        assert_eq!(check_tls_settings(true, false, false, true).unwrap_err().0, "snowflake.etcd_cert_file");
     }
 
     #[test]
@@ -344,14 +415,17 @@ mod tests {
         let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n3\r\n12}\r\n0\r\n\r\n";
         assert_eq!(parse_response(chunked).unwrap(), (200, "{\"a\":12}".into()));
         assert!(parse_response(b"").unwrap_err().contains("no answer"));
+        let cut = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n{\"ID\":\"9\"}";
+        assert!(parse_response(cut).unwrap_err().contains("cut short"));
+        assert!(parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n{}").is_err());
         assert!(parse_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{").is_err());
     }
 
     /// Answers as recorded from etcd 3.4's gateway.
     struct Recorded(VecDeque<Result<&'static str, &'static str>>, Vec<String>);
     impl Transport for Recorded {
-        fn exchange(&mut self, endpoint: &str, request: &[u8]) -> Result<Vec<u8>, String> {
-            self.1.push(format!("{endpoint} {}", String::from_utf8_lossy(request)));
+        fn exchange(&mut self, endpoint: &Endpoint, request: &[u8]) -> Result<Vec<u8>, String> {
+            self.1.push(format!("{} {}", endpoint.url, String::from_utf8_lossy(request)));
             let body = self.0.pop_front().expect("an answer for each request").map_err(String::from)?;
             Ok(format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).into_bytes())
         }
