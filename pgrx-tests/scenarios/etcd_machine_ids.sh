@@ -10,9 +10,11 @@
 #    its own id back. A standby holds nothing and refuses (25006); promoted, it claims an id, and
 #    its ids are above its old primary's.
 # 4. A new holder whose clock is behind the old holder's last id (3 s): it issues nothing at or
-#    below it (it waits for its clock).
+#    below it (it waits for its clock). 30 s behind, past snowflake.max_clock_wait: it refuses,
+#    naming the holder that recorded the mark.
 # 5. Exhaustion: snowflake.machine_bits = 2, five servers: four hold ids, the fifth's refusal names
-#    the space and its size. And the settings: a source with snowflake.machine_id set too.
+#    the space and its size. And the settings: a source with snowflake.machine_id set too, and
+#    endpoints of two schemes (http:// and https://).
 export PGOPTIONS="-c client_min_messages=error"
 trap stop_etcd EXIT
 plan_etcd 3
@@ -121,6 +123,21 @@ create_extension behind
 echo "behind holds machine id $(held_id behind), as ahead did"
 psql_on behind -At -c "SELECT 'its first id is above the old holder''s last: ' || (snowflake_nextval() > $ahead_last)"
 psql_on behind -At -c "SELECT 'it waited for its clock: ' || (clock_waits >= 1) FROM snowflake_stats()"
+# Further behind (30 s) than it may wait (snowflake.max_clock_wait = 200 ms): the refusal names the
+# holder that recorded the mark.
+stop_cluster behind
+init_leased far_ahead /pg_snowflake/far "snowflake.fault_clock_offset = 30000"
+init_leased far_behind /pg_snowflake/far "snowflake.max_clock_wait = 200"
+start_cluster far_ahead
+create_extension far_ahead
+held_id far_ahead >/dev/null
+psql_on far_ahead -At -c "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)" >/dev/null
+stop_cluster far_ahead
+start_cluster far_behind
+create_extension far_behind
+echo "far_behind holds machine id $(held_id far_behind), as far_ahead did"
+psql_on far_behind -c "SELECT snowflake_nextval()" 2>&1 | grep -E "ERROR|HINT" \
+  | sed -E "s/[0-9]+ ms behind/N ms behind/; s/waited [0-9]+ ms/waited M ms/; s/by [^ ]+:$(port_of far_ahead) /by HOST:PORT /; s#$SCRATCH#SCRATCH#; s/system identifier [0-9]+/system identifier S/" || true
 
 echo "== 5. exhaustion, and settings that cannot work"
 for n in 1 2 3 4 5; do init_leased "small$n" /pg_snowflake/small "snowflake.machine_bits = 2"; done
@@ -132,7 +149,7 @@ psql_on small5 -c "SELECT snowflake_nextval()" 2>&1 | mask_ports | sed 's/: 0 by
 init_cluster both "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id_source = 'etcd'" \
   "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'" "snowflake.machine_id = 3"
 init_cluster tls "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id_source = 'etcd'" \
-  "snowflake.etcd_endpoints = 'https://127.0.0.1:2379'"
+  "snowflake.etcd_endpoints = 'https://127.0.0.1:2379,http://127.0.0.1:2380'"
 for c in both tls; do
   start_cluster "$c"
   create_extension "$c"

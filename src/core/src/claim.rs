@@ -78,6 +78,16 @@ pub struct Holder {
     pub data_directory: String,
 }
 
+impl Holder {
+    /// For messages: the server, as an operator finds it.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}:{} (data directory {}, system identifier {})",
+            self.host, self.port, self.data_directory, self.system_identifier
+        )
+    }
+}
+
 /// The value of a mark key.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MarkRecord {
@@ -302,6 +312,8 @@ impl Claimer {
                 return Err(ClaimError::LayoutDiffers { id, recorded: r.layout.clone(), ours });
             }
         }
+        let from = recorded.as_ref().map(|r| (r.mark_ms, r.holder.describe()));
+        shared.claim.set_inherited(from.as_ref().map(|(ms, who)| (*ms, who.as_str())));
         let old_mark_ms = recorded.map_or(-1, |r| r.mark_ms);
         let deadline_ms = space.deadline_ms(sent_ms, self.switches);
         let mark_ms = old_mark_ms.max(deadline_ms);

@@ -31,6 +31,10 @@ pub struct ClaimStatus {
     /// When the last error was met (ms since 1970), -1: none since the id was last held.
     pub error_ms: AtomicI64,
     error: MessageCell,
+    /// The mark this holder found recorded in etcd when it claimed the id (ms since 1970), -1:
+    /// none, and who recorded it: a refusal for a clock behind that mark names them.
+    pub inherited_mark_ms: AtomicI64,
+    inherited_from: MessageCell,
 }
 
 impl Default for ClaimStatus {
@@ -47,6 +51,8 @@ impl Default for ClaimStatus {
             refusals: AtomicU64::new(0),
             error_ms: AtomicI64::new(-1),
             error: MessageCell::default(),
+            inherited_mark_ms: AtomicI64::new(-1),
+            inherited_from: MessageCell::default(),
         }
     }
 }
@@ -61,6 +67,21 @@ impl ClaimStatus {
     /// The last error, if any.
     pub fn error(&self) -> Option<String> {
         Some(self.error.get()).filter(|m| !m.is_empty())
+    }
+
+    /// Records the mark found in etcd at a claim and who recorded it (the holder only); `None`:
+    /// none was found.
+    pub fn set_inherited(&self, mark: Option<(i64, &str)>) {
+        self.inherited_mark_ms.store(-1, Relaxed);
+        self.inherited_from.set(mark.map_or("", |(_, from)| from));
+        self.inherited_mark_ms.store(mark.map_or(-1, |(ms, _)| ms), Relaxed);
+    }
+
+    /// The mark found in etcd at the claim and who recorded it, if any.
+    pub fn inherited(&self) -> Option<(i64, String)> {
+        let ms = self.inherited_mark_ms.load(Relaxed);
+        let from = self.inherited_from.get();
+        (ms >= 0 && !from.is_empty()).then_some((ms, from))
     }
 }
 

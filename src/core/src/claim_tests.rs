@@ -95,6 +95,10 @@ fn a_new_holder_whose_clock_is_behind_issues_nothing_at_or_below_the_recorded_ma
     let mut cb = claimer(2, 4);
     let Ok(Step::Claimed(h)) = cb.step(&mut etcd.client(false), &b, EPOCH + 99_000) else { panic!() };
     assert_eq!(h.id, 0, "the id A held");
+    assert!(a.claim.inherited().is_none(), "A found no mark: the id was new");
+    let (inherited_ms, from) = b.claim.inherited().expect("B found A's mark");
+    assert!(inherited_ms >= EPOCH + 102_000, "A's mark covers its last id: {inherited_ms}");
+    assert!(from.starts_with("db1:5432 (data directory "), "a refusal names who recorded it: {from}");
     assert!(matches!(issue(&b, 4, EPOCH + 99_001), Err(Blocked::Tick { .. })), "waits for its clock to pass A's mark");
     // Its worker renews as the clock goes on; the first id comes once the clock passes the mark.
     etcd.now_ms += 2_000;

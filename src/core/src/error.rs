@@ -114,6 +114,9 @@ pub enum Error {
     ClockBehind {
         behind_ms: i64,
         waited_ms: i64,
+        /// With a leased machine id, when the mark waited for is the one another holder (or this
+        /// server's earlier run) recorded in etcd: who recorded it.
+        mark_from: Option<String>,
     },
     HotStandby,
     /// The wall clock jumped forward by more than `snowflake.max_clock_jump` since the last lease.
@@ -199,8 +202,11 @@ impl Error {
             Error::LayoutArgument { argument, value, allowed } => {
                 format!("snowflake layout argument {argument} = {value} is out of range ({allowed})")
             }
-            Error::ClockBehind { behind_ms, waited_ms } => format!(
+            Error::ClockBehind { behind_ms, waited_ms, mark_from: None } => format!(
                 "the system clock is {behind_ms} ms behind the last snowflake id this server may have issued; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
+            ),
+            Error::ClockBehind { behind_ms, waited_ms, mark_from: Some(from) } => format!(
+                "the system clock is {behind_ms} ms behind the last snowflake id issued under this machine id, by its holder before this server: the mark recorded in etcd by {from}; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
             ),
             Error::MarkUnreadable => format!(
                 "the snowflake high-water mark file {:?} in the data directory could not be read",
@@ -271,7 +277,8 @@ impl Error {
             Error::MarkWriteTooSlow { .. } => "The data directory's storage (or this process) is very slow or was stopped: check the disk and the server log. The next lease is twice as long as the last write took (up to 10 s); ids resume as soon as a write is quick enough.".into(),
             Error::StandbysDidNotConfirm { .. } => "Check that a synchronous standby is connected and streaming (pg_stat_replication); ids resume as soon as one confirms. To issue ids without them, set snowflake.lease_sync = off and reload (a failover may then re-issue ids of the last lease).".into(),
             Error::ClockStalled { .. } => "Check the system clock and its time source (a clock that stands still: a paused virtual machine, a broken clock source); ids resume as soon as it moves on.".into(),
-            Error::ClockBehind { .. } => "The clock was stepped backwards. Check the server's time synchronisation (run NTP in slew mode); to wait longer, raise snowflake.max_clock_wait and reload. If instead the clock was wrong (ahead) when earlier ids were issued, do not just remove the mark file: give this server a snowflake.machine_id no server has used, then remove pg_snowflake.mark from the data directory and restart; ids of the new machine id cannot collide with the old ones.".into(),
+            Error::ClockBehind { mark_from: Some(_), .. } => "That holder's clock was ahead of this server's, or this one's is behind: check both servers' time synchronisation (NTP). Ids resume by themselves once this clock passes the mark; to wait longer at each call, raise snowflake.max_clock_wait and reload. Never remove the mark from etcd: ids issued under this machine id before would be issued again.".into(),
+            Error::ClockBehind { mark_from: None, .. } => "The clock was stepped backwards. Check the server's time synchronisation (run NTP in slew mode); to wait longer, raise snowflake.max_clock_wait and reload. If instead the clock was wrong (ahead) when earlier ids were issued, do not just remove the mark file: give this server a snowflake.machine_id no server has used, then remove pg_snowflake.mark from the data directory and restart; ids of the new machine id cannot collide with the old ones.".into(),
             Error::HotStandby => "Generate ids on the primary. A standby carries the primary's machine id; give it its own before promoting it.".into(),
             Error::ClockJumped { .. } => "Check the clock (NTP). If it is right, raise snowflake.max_clock_jump, or set it to 0 to turn the guard off, and reload; if it is wrong, correct it and ids resume at once.".into(),
             Error::LayoutChanged { old, .. } => format!(
@@ -369,7 +376,7 @@ mod tests {
 
     #[test]
     fn messages_name_the_setting_or_value_at_fault() {
-        let cases: [(Error, &str); 10] = [
+        let cases: [(Error, &str); 11] = [
             (LayoutError::MachineIdUnset { max: 1023 }.into(), "snowflake.machine_id"),
             (LayoutError::MachineIdOutOfRange { machine_id: 128, machine_bits: 7 }.into(), "128"),
             (
@@ -385,7 +392,15 @@ mod tests {
                 "snowflake.epoch 2025-01-01 00:00:00+00 is in the future",
             ),
             (LayoutError::NegativeId { id: -5 }.into(), "-5"),
-            (Error::ClockBehind { behind_ms: 5000, waited_ms: 1000 }, "5000 ms behind"),
+            (Error::ClockBehind { behind_ms: 5000, waited_ms: 1000, mark_from: None }, "5000 ms behind"),
+            (
+                Error::ClockBehind {
+                    behind_ms: 5000,
+                    waited_ms: 1000,
+                    mark_from: Some("pg-1:5432 (data directory /d, system identifier 7)".into()),
+                },
+                "recorded in etcd by pg-1:5432",
+            ),
             (
                 Error::MarkWriterBusy { pid: 4242, step: Some(WriteStep::StandbyWait), limit_ms: 5000 },
                 "for process 4242 to write the snowflake high-water mark; it is waiting for the synchronous standbys",

@@ -233,7 +233,11 @@ impl Generator {
                 if waited_us > limit_us {
                     *waited = true;
                     stats.clock_wait_timeouts.fetch_add(1, Relaxed);
-                    return Err(Error::ClockBehind { behind_ms, waited_ms: (waited_us / 1000) as i64 });
+                    return Err(Error::ClockBehind {
+                        behind_ms,
+                        waited_ms: (waited_us / 1000) as i64,
+                        mark_from: None,
+                    });
                 }
                 // Never sleep past the deadline, and re-read the clock at least every 10 ms in
                 // case it is stepped forward again.

@@ -1,5 +1,6 @@
 //! `snowflake_nextval()`, the column DEFAULT.
 
+use super::super::clock::wall_clock_ms;
 use super::super::host::PgHost;
 use super::super::{server_config, shared_memory};
 use super::raise;
@@ -19,12 +20,24 @@ fn nextval() -> Result<i64, Error> {
     generator.next_id(shared, &mut PgHost).map_err(name_the_source)
 }
 
-/// A refusal for want of a leased id names where it is leased from (the core does not know).
+/// A refusal for want of a leased id names where it is leased from (the core does not know); a
+/// clock behind the mark another holder recorded in etcd names that holder.
 #[cold]
 fn name_the_source(e: Error) -> Error {
     match (e, server_config::etcd()) {
         (Error::MachineIdNotHeld { last_error, lapsed, .. }, Some(etcd)) => {
             Error::MachineIdNotHeld { source: etcd.describe(), last_error, lapsed }
+        }
+        (Error::ClockBehind { behind_ms, waited_ms, .. }, Some(_)) => {
+            // The mark waited for is etcd's when it is at least where the clock must get to
+            // (else it is this server's own, from its mark file or its WAL), give or take a tick and
+            // the time since the refusal was measured.
+            let inherited = shared_memory::shared().and_then(|s| s.claim.inherited());
+            let unit = server_config::layout().map_or(1, |l| l.tick_ms());
+            let mark_from = inherited
+                .filter(|(mark_ms, _)| *mark_ms + unit + 1_000 >= wall_clock_ms() + behind_ms)
+                .map(|(_, from)| from);
+            Error::ClockBehind { behind_ms, waited_ms, mark_from }
         }
         (e, _) => e,
     }
