@@ -5,11 +5,17 @@
 # waiting on a peer, remote calls go to the remote extension's schema, this server or one server
 # listed twice is counted once, and hostile peers (check_peers_safety.py: an answer that never
 # ends, a second result, more rows, a row declaring 1 GB, floods of ParameterStatus or notices)
-# are flagged, each bounded in time and memory, and the call goes on to the next peer.
+# are flagged, each bounded in time and memory, and the call goes on to the next peer; and so is a
+# peer that floods the connect while this backend holds more than 1024 descriptors.
 export PGOPTIONS="-c client_min_messages=error"
-init_cluster peer_a "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 1"
+init_cluster peer_a "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 1" "max_files_per_process = 3000"
 init_cluster peer_b "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 2"
-start_cluster peer_a
+# Peer a may hold 3000 descriptors (many relations touched in one session): its server starts
+# with a soft limit of 4096 (within the hard limit; as root, runuser's PAM session would give it
+# init's, often 1024, with which PostgreSQL would keep fewer files open).
+server_env bash -c 'h=$(ulimit -Hn); { [ "$h" != unlimited ] && [ "$h" -lt 4096 ]; } || h=4096; ulimit -Sn "$h" && exec "$@"' _ \
+  "$PG_BIN/pg_ctl" -D "$SCRATCH/peer_a" -l "$SCRATCH/peer_a.log" -w -t 60 start >/dev/null 2>&1 \
+  || { cat "$SCRATCH/peer_a.log" >&2; die "cluster peer_a did not start"; }
 start_cluster peer_b
 create_extension peer_a
 psql_on peer_a -c "CREATE EXTENSION dblink"
@@ -148,6 +154,33 @@ SQL
 done
 kill "$streaming_pid" 2>/dev/null || true
 wait "$streaming_pid" 2>/dev/null || true
+echo "-- more than 1024 descriptors open in this backend: the connect deadline still ends a flooded connect"
+# Before PostgreSQL 16 the deadline shuts down the sockets opened since it was armed; libpq's
+# socket takes the lowest free descriptor, here above 1100: one session touches 1100 tables (a
+# file each, kept open: max_files_per_process = 3000), then asks a peer that floods the connect
+# with ParameterStatus messages, and a good one. A connect that the deadline does not end goes on
+# parsing the flood (neither a cancel nor pg_terminate_backend() ends it; the flooding peer stops
+# by itself after 40 s, which leaves what it sent to parse): the client gives up after 30 s, and
+# the scenario fails.
+psql_on peer_a -c "CREATE SCHEMA many" -c "DO \$\$ BEGIN FOR i IN 1 .. 1100 LOOP EXECUTE format('CREATE TABLE many.t%s ()', i); END LOOP; END \$\$"
+rm -f "$SCRATCH/flooding.port"
+python3 "$PROJECT_DIR/pgrx-tests/scenarios/check_peers_safety.py" "$SCRATCH/flooding.port" $((64 * 1024 * 1024)) 40 &
+flooding_pid=$!
+for _ in $(seq 1 50); do [ -s "$SCRATCH/flooding.port" ] && break; sleep 0.1; done
+flooding="host=127.0.0.1 port=$(cat "$SCRATCH/flooding.port") dbname=connect_params sslmode=disable"
+timeout 30 "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$pa" -U postgres -d postgres -At -F ' | ' <<SQL | tee "$SCRATCH/many_fds.out" | sed -E 's/ \(took [0-9.]+ s\)$//'
+DO \$\$ BEGIN FOR i IN 1 .. 1100 LOOP EXECUTE format('SELECT FROM many.t%s', i); END LOOP; END \$\$;
+SELECT 'descriptors open in this backend: more than 1100: ' || (count(*) > 1100) FROM pg_ls_dir('/proc/self/fd');
+SELECT clock_timestamp() AS t0 \gset
+SELECT 'connect_params: ' || string_agg(coalesce(machine_id::text, '-') || ' ' || problems::text, ', ' ORDER BY ord)
+FROM snowflake_check_peers(ARRAY['$flooding', '$b'], timeout_s => 2) WITH ORDINALITY AS r(peer, machine_id, layout, clock_offset_ms, problems, ord)
+WHERE peer <> 'this server';
+SELECT format('returned within 5 s: %s (took %s s)', (e < 5)::text, round(e, 1))
+FROM (SELECT extract(epoch FROM clock_timestamp() - :'t0'::timestamptz) AS e) d;
+SQL
+echo "flooding peer with more than 1100 descriptors open, timeout_s => 2: $(sed -n 's/.*(took \([0-9.]*\) s)$/\1/p' "$SCRATCH/many_fds.out") s" >>"$REPORT"
+kill "$flooding_pid" 2>/dev/null || true
+wait "$flooding_pid" 2>/dev/null || true
 echo "-- timeout_s out of range"
 { check "SELECT snowflake_check_peers('{}', timeout_s => 0)" 2>&1 || true; } | sed 's/^psql:[^E]*ERROR/ERROR/' | sed '/^CONTEXT:/d'
 kill "$silent_pid" 2>/dev/null || true
