@@ -8,8 +8,8 @@ use pgrx::pg_sys::ffi;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::{IntoDatum, PgLogLevel, PgMemoryContexts, PgSqlErrorCode};
-use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, AtomicUsize};
 
 // A deadline for dblink's connect. From PostgreSQL 16 on, dblink connects through
 // libpqsrv_connect(), which can be interrupted but ignores the connection string's connect_timeout;
@@ -37,11 +37,16 @@ unsafe extern "C-unwind" {
 }
 
 static FIRED: AtomicBool = AtomicBool::new(false);
-/// Before 16: whether the timer is armed for a connect, and the sockets this process had open when
-/// it was armed (a bit per descriptor below MAX_FD): a socket opened since is the connect's.
+/// Before 16: whether the timer is armed for a connect; the sockets this process had open when it
+/// was armed, a bit per descriptor (`BEFORE_WORDS` words at `BEFORE`, allocated at arm time: as
+/// many as the highest of them needs; kept for the next arming); and `SCAN_TO`, the descriptors
+/// below which the handler looks for the connect's socket (the open-files limit at arm time: see
+/// watch_new_sockets()). The handler reads them only while `WATCHING` is set, and arming writes
+/// them only while it is not.
 static WATCHING: AtomicBool = AtomicBool::new(false);
-const MAX_FD: usize = 1024;
-static SOCKETS_BEFORE: [AtomicU64; MAX_FD / 64] = [const { AtomicU64::new(0) }; MAX_FD / 64];
+static BEFORE: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
+static BEFORE_WORDS: AtomicUsize = AtomicUsize::new(0);
+static SCAN_TO: AtomicUsize = AtomicUsize::new(0);
 /// The registered timeout's id in this backend; -1 until first used.
 static TIMER_ID: AtomicI32 = AtomicI32::new(-1);
 
@@ -50,14 +55,8 @@ static TIMER_ID: AtomicI32 = AtomicI32::new(-1);
 unsafe extern "C" fn on_deadline() {
     FIRED.store(true, Relaxed);
     if BEFORE_16 {
-        if WATCHING.load(Relaxed) {
-            for fd in 0..MAX_FD {
-                let before = SOCKETS_BEFORE[fd / 64].load(Relaxed) & (1 << (fd % 64)) != 0;
-                if !before && is_socket(fd as i32) {
-                    // SAFETY: shutdown() is async-signal-safe; the socket is the connect's.
-                    unsafe { libc::shutdown(fd as i32, libc::SHUT_RDWR) };
-                }
-            }
+        if WATCHING.load(Acquire) {
+            shut_down_new_sockets();
         }
         return;
     }
@@ -69,12 +68,34 @@ unsafe extern "C" fn on_deadline() {
     }
 }
 
+/// In the handler, while `WATCHING`: shuts down every socket below `SCAN_TO` that was not open
+/// when the timer was armed. Async-signal-safe: it allocates nothing, takes no lock, and calls
+/// only fstat() and shutdown().
+fn shut_down_new_sockets() {
+    let words = BEFORE_WORDS.load(Relaxed);
+    let table = BEFORE.load(Relaxed);
+    let before: &[AtomicU64] = if table.is_null() {
+        &[]
+    } else {
+        // SAFETY: published by watch_new_sockets() before `WATCHING` was set, freed only while it
+        // is not.
+        unsafe { std::slice::from_raw_parts(table, words) }
+    };
+    for fd in 0..SCAN_TO.load(Relaxed) {
+        let open_before = before.get(fd / 64).is_some_and(|w| w.load(Relaxed) & (1 << (fd % 64)) != 0);
+        if !open_before && is_socket(fd as i32) {
+            // SAFETY: shutdown() is async-signal-safe; the socket is the connect's.
+            unsafe { libc::shutdown(fd as i32, libc::SHUT_RDWR) };
+        }
+    }
+}
+
 /// Disarms the timer and forgets whether it fired (its cancel, if not yet acted on, must not end
 /// a later statement); returns whether it had fired.
 fn disarm(id: i32) -> bool {
     // SAFETY: the id was registered by peer_deadline() (ERRORs are guarded).
     unsafe { ffi::pg_guard_ffi_boundary(|| disable_timeout(id, false)) };
-    WATCHING.store(false, Relaxed);
+    WATCHING.store(false, SeqCst);
     let fired = FIRED.swap(false, Relaxed);
     if fired && !BEFORE_16 {
         unsafe { pg_sys::QueryCancelPending = 0 };
@@ -94,18 +115,72 @@ fn is_socket(fd: i32) -> bool {
     }
 }
 
-/// Notes the sockets open now, and watches for the connect's.
+/// Notes the sockets open now, and watches for the connect's (the timer is not armed, and
+/// `WATCHING` is not set: disarm() ran).
+///
+/// Which descriptors the handler must look at: libpq's socket is opened after this, and the kernel
+/// numbers a new descriptor below the soft limit on open files (RLIMIT_NOFILE: it refuses one at or
+/// above it, EMFILE), so the handler looks below the limit read now (PostgreSQL 14 and 15 never
+/// change it in a backend). Not a fixed bound (it was 1024): with `max_files_per_process` raised,
+/// and the limit with it, a backend that touched many relations holds that many files, and libpq's
+/// socket takes the lowest free number, above them. Not a guessed margin above the descriptors open
+/// now either: what opens between now and libpq's socket (catalog files, libpq's own) is not ours
+/// to count. The handler's fstat() of a closed descriptor is quick (about 0.1 s for a limit of a
+/// million, once, when a connect outlives its deadline). The sockets open now are listed from
+/// /proc/self/fd (else by fstat() below the limit), and their table allocated, here: the handler
+/// allocates nothing.
 fn watch_new_sockets() {
-    for (word, bits) in SOCKETS_BEFORE.iter().enumerate() {
-        let mut mask = 0u64;
-        for bit in 0..64 {
-            if is_socket((word * 64 + bit) as i32) {
-                mask |= 1 << bit;
-            }
+    let limit = open_files_limit();
+    let sockets = open_sockets(limit);
+    let words = sockets.iter().max().map_or(0, |&fd| fd / 64 + 1);
+    let mut have = BEFORE_WORDS.load(Relaxed);
+    if have < words {
+        // (Room for 1024 descriptors at least, doubled as needed.)
+        let table: Box<[AtomicU64]> = (0..words.next_power_of_two().max(16)).map(|_| AtomicU64::new(0)).collect();
+        have = table.len();
+        let old = BEFORE.swap(Box::into_raw(table) as *mut AtomicU64, Relaxed);
+        let old_words = BEFORE_WORDS.swap(have, Relaxed);
+        if !old.is_null() {
+            // SAFETY: a boxed slice of old_words, published by an earlier call as this one did;
+            // the handler reads it only while `WATCHING` is set, and it is not.
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(old, old_words)) });
         }
-        bits.store(mask, Relaxed);
     }
-    WATCHING.store(true, Relaxed);
+    // SAFETY: the table published above, of `have` words; nothing frees it meanwhile.
+    let table = unsafe { std::slice::from_raw_parts(BEFORE.load(Relaxed), have) };
+    for word in table {
+        word.store(0, Relaxed);
+    }
+    for fd in sockets {
+        table[fd / 64].fetch_or(1 << (fd % 64), Relaxed);
+    }
+    SCAN_TO.store(limit, Relaxed);
+    WATCHING.store(true, Release);
+}
+
+/// The soft limit on this process's open files: every descriptor opened from now on is below it.
+fn open_files_limit() -> usize {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit() writes into the struct given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        // (It cannot fail for RLIMIT_NOFILE; if it did, the most a descriptor can be.)
+        return libc::c_int::MAX as usize;
+    }
+    // (Linux keeps it at or below fs.nr_open, at most 2^30.)
+    limit.rlim_cur.min(libc::c_int::MAX as libc::rlim_t) as usize
+}
+
+/// The descriptors below `limit` that are open sockets now: those /proc/self/fd lists (its own
+/// descriptor while it is read is a directory), else each one below `limit` looked at.
+fn open_sockets(limit: usize) -> Vec<usize> {
+    let listed: Option<Vec<usize>> = std::fs::read_dir("/proc/self/fd")
+        .ok()
+        .map(|dir| dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect());
+    let candidates: Box<dyn Iterator<Item = usize>> = match listed {
+        Some(fds) => Box::new(fds.into_iter()),
+        None => Box::new(0..limit),
+    };
+    candidates.filter(|&fd| fd < limit && is_socket(fd as i32)).collect()
 }
 
 /// At the end of every transaction of this backend (commit, abort, prepare; once the timer was
