@@ -16,9 +16,11 @@ the clients saw, not only the rows that survived. (label, conn, n) is unique, so
 table and the lines of OUT name the same inserts.
 
 What a failover brings is survived and counted, never fatal: a connection that breaks, a server
-that is not (or no longer) the primary, and pg_snowflake's clock error (58000, the new primary's
-clock behind the last lease it replayed), retried after 50 ms. Any other error ends the run with
-status 1. The counts go to OUT.counts as `name value` lines. Runs with Debian's python3 and its
+that is not (or no longer) the primary, pg_snowflake's clock error (58000, the new primary's
+clock behind the last lease it replayed), retried after 50 ms, and, with the machine id leased
+from etcd, its refusal for want of one (55000: the new primary still claiming; or a backend left
+by a killed postmaster, whose worker gave the id back), after which the client connects again
+(to whichever server is the primary). Any other error ends the run with status 1. The counts go to OUT.counts as `name value` lines. Runs with Debian's python3 and its
 psycopg2 (a dependency of Debian's patroni).
 """
 import os
@@ -33,7 +35,7 @@ ports = [int(p) for p in sys.argv[5:]]
 deadline = time.monotonic() + seconds
 stop_file = out + ".stop"
 lock = threading.Lock()
-counts = {"inserted": 0, "clock_refusals": 0, "reconnects": 0}
+counts = {"inserted": 0, "clock_refusals": 0, "reconnects": 0, "no_id_refusals": 0}
 fatal = []
 
 
@@ -91,9 +93,12 @@ def worker(c, rows):
             if code == "58000" and "behind the last snowflake id" in str(e):
                 count("clock_refusals")
                 time.sleep(0.05)
-            elif code is None or code in ("25006", "57P01", "57P02", "57P03", "08006", "08003", "08000"):
-                # The connection broke, or the server is a standby now / shutting down.
-                count("reconnects")
+            elif code is None or code in ("25006", "57P01", "57P02", "57P03", "08006", "08003", "08000") or (
+                code == "55000" and "no machine id is held" in str(e)
+            ):
+                # The connection broke, or the server is a standby now / shutting down, or holds no
+                # machine id (claiming, or left without its postmaster).
+                count("no_id_refusals" if code == "55000" else "reconnects")
                 try:
                     conn.close()
                 except psycopg2.Error:

@@ -18,8 +18,10 @@
 # twice, and the ids of each timeline lie above every id of the timelines before it.
 # Then synchronous replication as the README's second block adds it (synchronous_mode,
 # snowflake.lease_sync): the same failover under load, no acknowledged commit lost, no id repeated.
+# Then the machine id leased from Patroni's etcd (the recipe's third block): a holds one, b none;
+# the same failover under load; b, promoted, claims one; no id repeated, every id of b above a's.
 # Negative control: the same failover with the lease's WAL record switched off
-# (snowflake.fault_skip_lease_wal) re-issues ids of the old leader. About 90 s.
+# (snowflake.fault_skip_lease_wal) re-issues ids of the old leader. About two minutes.
 export PGOPTIONS="-c client_min_messages=error"
 PY=/usr/bin/python3 # Debian's, with the psycopg2 and yaml that Debian's patroni depends on
 LOAD="$PROJECT_DIR/pgrx-tests/scenarios/patroni.py"
@@ -82,7 +84,7 @@ done
 # at any heading level), the first for every run, the second (synchronous replication) for the
 # run `sync`.
 recipe_page=$(cd "$PROJECT_DIR" && grep -lE '^#+ Patroni$' README.md $(ls docs/*.md 2>/dev/null))
-"$PY" - "$PROJECT_DIR/$recipe_page" "$SCRATCH/recipe.yml" "$SCRATCH/sync.more.yml" <<'PY'
+"$PY" - "$PROJECT_DIR/$recipe_page" "$SCRATCH/recipe.yml" "$SCRATCH/sync.more.yml" "$SCRATCH/etcd.more.yml" <<'PY'
 import re, sys
 lines = open(sys.argv[1]).read().split("\n")
 i = next(n for n, l in enumerate(lines) if re.fullmatch(r"#+ Patroni", l))
@@ -96,6 +98,8 @@ echo "-- the manual's Patroni recipe ($recipe_page, \"Patroni\"), merged into ea
 sed 's/^/   /' "$SCRATCH/recipe.yml"
 echo "-- and for synchronous replication (the run sync):"
 sed 's/^/   /' "$SCRATCH/sync.more.yml"
+echo "-- and for the machine id leased from Patroni's etcd (the run etcd):"
+sed 's/^/   /' "$SCRATCH/etcd.more.yml"
 
 # write_config SCOPE NODE PG_PORT REST_PORT [local postgresql.parameters as name=value...]:
 # $SCRATCH/SCOPE_NODE.yml, the scenario's own settings (ports, directories, trust on loopback,
@@ -147,6 +151,13 @@ try:
     merge(config, yaml.safe_load(open(f"{scratch}/{scope}.more.yml")))
 except FileNotFoundError:
     pass
+# The leased machine id's block replaces snowflake.machine_id (as it says), and leases from the
+# scenario's etcd, Patroni's.
+dcs = config["bootstrap"]["dcs"]["postgresql"]["parameters"]
+if dcs.get("snowflake.machine_id_source") == "etcd":
+    dcs.pop("snowflake.machine_id")
+    dcs["snowflake.etcd_endpoints"] = f"http://127.0.0.1:{etcd}"
+    dcs["snowflake.etcd_prefix"] = f"/pg_snowflake/{scope}"
 with open(f"{scratch}/{scope}_{node}.yml", "w") as f:
     yaml.safe_dump(config, f)
 PY
@@ -207,8 +218,18 @@ run_setup() {
   patroni_start "$scope" b
   wait_for 90 "b to stream from a" streaming_to "$port_a" b
   wait_for 30 "b's clock offset" setting_is "$port_b" snowflake.fault_clock_offset -12000
-  echo "$scope: a leads, b streams from it, both with machine id $(tcp_psql "$port_b" -At -c "SHOW snowflake.machine_id"), set in the DCS"
+  if [ "$(tcp_psql "$port_a" -At -c "SHOW snowflake.machine_id_source")" = etcd ]; then
+    wait_for 30 "a to hold a machine id" holds_id "$port_a"
+    local held_b
+    held_b=$(held_on "$port_b")
+    echo "$scope: a leads and holds machine id $(held_on "$port_a") from etcd; b streams from it and holds ${held_b:-none}"
+  else
+    echo "$scope: a leads, b streams from it, both with machine id $(tcp_psql "$port_b" -At -c "SHOW snowflake.machine_id"), set in the DCS"
+  fi
 }
+# held_on PORT: the machine id the server on PORT holds (leased), empty if none; holds_id PORT: one.
+held_on() { tcp_psql "$1" -At -c "SELECT machine_id FROM snowflake_machine_id_status() WHERE held"; }
+holds_id() { [ -n "$(held_on "$1")" ]; }
 
 # load_start SCOPE LABEL: four connections inserting into the primary among a and b, in the
 # background, until load_stop (its own bound, 600 s, is longer than every wait while it runs: under
@@ -335,6 +356,17 @@ echo "sync: commits lost by the failover though a client was told they committed
 verdict sync "$port_b"
 stop_pidfile "$pids_dir/patroni_sync_a"
 stop_pidfile "$pids_dir/patroni_sync_b"
+
+# The machine id leased from Patroni's etcd (the recipe's last block): the same failover under
+# load; b, promoted, claims a machine id of its own (a's is held until its lease expires).
+run_setup etcd
+failover etcd
+wait_for 30 "b to hold a machine id" holds_id "$port_b"
+echo "etcd: promoted, b holds machine id $(held_on "$port_b") from etcd; a held $(tcp_psql "$port_b" -At -c "SELECT string_agg(DISTINCT snowflake_machine_id(id)::text, ' ') FROM ids WHERE tli = 1"), b issued under $(tcp_psql "$port_b" -At -c "SELECT string_agg(DISTINCT snowflake_machine_id(id)::text, ' ') FROM ids WHERE tli = 2")"
+history etcd "$port_b"
+verdict etcd "$port_b"
+stop_pidfile "$pids_dir/patroni_etcd_a"
+stop_pidfile "$pids_dir/patroni_etcd_b"
 
 # The negative control: the same failover, the lease's WAL record switched off in the DCS.
 printf '%s\n' "bootstrap:" "  dcs:" "    postgresql:" "      parameters:" "        snowflake.fault_skip_lease_wal: 'on'" \
