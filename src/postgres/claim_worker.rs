@@ -214,7 +214,7 @@ fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
     }
     // SIGTERM: a clean stop (or pg_terminate_backend). Nothing more is issued under the id; the
     // final mark is recorded and the lease revoked, so the next holder starts at once.
-    match claimer.release(&mut etcd, shared, wall_clock_ms()) {
+    match claimer.release(&mut etcd, shared, wall_clock_ms) {
         Ok(()) => pgrx::log!("pg_snowflake: machine id released in {}", config.describe()),
         Err(e) => pgrx::log!(
             "pg_snowflake: machine id not released ({}); its lease expires by itself",

@@ -24,9 +24,31 @@
 
 use crate::layout::Layout;
 use crate::state::{grant, SharedState};
+#[cfg(loom)]
+use loom::sync::atomic::fence;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering::{Relaxed, Release};
+#[cfg(not(loom))]
+use std::sync::atomic::fence;
+use std::sync::atomic::Ordering::{Relaxed, Release, SeqCst};
+
+/// Takes the grant away (no backend issues under the leased id from now on) and returns a time
+/// at or after the tick of every id a backend issued or will issue under it: the final mark
+/// covers those ids even when a backend's compare-and-swap lands after the state word is read.
+///
+/// A backend reads its clock, then the grant; one that still saw the grant read its clock before
+/// the grant was taken. So the clock is read (`clock`) only once the grant is gone, behind a full
+/// fence (the store is visible to every processor before the clock is read), and one tick more is
+/// added: a backend's clock read that its processor completes a little after its load of the
+/// grant (a clock is not a memory location: no fence orders the two exactly; out-of-order
+/// execution spans nanoseconds, not a tick) still falls at or below the result. (loom cannot
+/// check this: it models the clock as a memory location and SeqCst as AcqRel, and so allows a
+/// stale grant read a whole tick late, which the hardware does not.)
+pub fn stop_issuing(shared: &SharedState, layout: &Layout, clock: impl FnOnce() -> i64) -> i64 {
+    shared.hot.grant.store(grant::NOBODY, Release);
+    fence(SeqCst);
+    clock().saturating_add(layout.tick_ms())
+}
 
 /// One key of a range read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -360,14 +382,21 @@ impl Claimer {
         Ok(held)
     }
 
-    /// At a clean stop, once nothing more is issued: takes the grant away, records the final mark
-    /// (the last tick issued on, at most the deadline) and revokes the lease, which deletes the
-    /// claim key at once: the next holder waits for no TTL and no lease-long mark.
-    pub fn release(&mut self, etcd: &mut impl Etcd, shared: &SharedState, now_ms: i64) -> Result<(), ClaimError> {
-        shared.hot.grant.store(grant::NOBODY, Release);
+    /// At a clean stop (or when the postmaster is gone, its backends perhaps not yet): takes the
+    /// grant away, records the final mark (the last tick issued on, at most the deadline) and
+    /// revokes the lease, which deletes the claim key at once: the next holder waits for no TTL
+    /// and no lease-long mark.
+    ///
+    /// What the final mark must cover when the grant is taken away: see [`stop_issuing`].
+    pub fn release(
+        &mut self,
+        etcd: &mut impl Etcd,
+        shared: &SharedState,
+        clock: impl FnOnce() -> i64,
+    ) -> Result<(), ClaimError> {
+        let stopped_ms = stop_issuing(shared, &self.layout, clock);
         let Some(held) = self.held.take() else { return Ok(()) };
-        let last = shared.last_issued_ms(&self.layout).unwrap_or(-1);
-        let final_ms = last.max(now_ms.min(held.deadline_ms));
+        let final_ms = stopped_ms.min(held.deadline_ms).max(shared.last_issued_ms(&self.layout).unwrap_or(-1));
         // Never above what is recorded (ids stop at the deadline, which the mark covers).
         let final_ms = final_ms.min(held.mark_ms);
         let recorded = self.record_mark(etcd, held.id, held.lease, final_ms);

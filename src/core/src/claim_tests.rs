@@ -161,11 +161,11 @@ fn a_clean_stop_records_the_last_tick_and_frees_the_id_for_the_same_server() {
     let mut cb = claimer(2, 4);
     cb.step(&mut etcd.client(false), &server(), EPOCH + 20_000).unwrap();
     let last = issue(&a, 4, EPOCH + 20_100).unwrap();
-    ca.release(&mut etcd.client(false), &a, EPOCH + 20_200).unwrap();
+    ca.release(&mut etcd.client(false), &a, || EPOCH + 20_200).unwrap();
     assert_eq!(issue(&a, 4, EPOCH + 20_201), Err(Blocked::NotHeld));
     assert_eq!(etcd.value("/pg_snowflake/test/claim/0"), None, "freed at once");
     let m: MarkRecord = serde_json::from_str(etcd.value("/pg_snowflake/test/mark/0").unwrap()).unwrap();
-    assert_eq!(m.mark_ms, EPOCH + 20_200, "lowered to the stop, not the deadline");
+    assert_eq!(m.mark_ms, EPOCH + 20_201, "lowered to the stop (and a tick: see stop_issuing), not the deadline");
     // The same server starts again (a new shared state, as after a restart): its id back.
     let again = server();
     let mut ca = claimer(1, 4);
@@ -230,7 +230,7 @@ fn a_mark_of_another_layout_is_refused_and_the_claim_given_back() {
     let a = server();
     let mut ca = claimer(1, 4);
     ca.step(&mut etcd.client(false), &a, EPOCH).unwrap();
-    ca.release(&mut etcd.client(false), &a, EPOCH + 10).unwrap();
+    ca.release(&mut etcd.client(false), &a, || EPOCH + 10).unwrap();
     let mut other = Claimer::new(space(4), holder(1), Layout::new(EPOCH, 2, 4, 12).unwrap(), Switches::ALL_ON);
     let e = other.step(&mut etcd.client(false), &server(), EPOCH + 20).unwrap_err();
     assert!(matches!(e, ClaimError::LayoutDiffers { id: 0, .. }), "{e:?}");

@@ -168,7 +168,8 @@ impl Sim {
                 let now = self.now();
                 let s = &mut self.servers[n];
                 if s.paused_until <= now {
-                    let r = s.claimer.release(&mut self.etcd.client(s.cut), &s.shared, s.clock(now));
+                    let at = s.clock(now);
+                    let r = s.claimer.release(&mut self.etcd.client(s.cut), &s.shared, || at);
                     let (shared, claimer) = Server::start(n, self.switches);
                     (s.shared, s.claimer) = (shared, claimer);
                     s.incarnation += 1;
