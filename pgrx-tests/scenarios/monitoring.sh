@@ -18,7 +18,10 @@
 # gives no snowflake metric and no error (where a plain call of snowflake_stats() fails every
 # scrape); --auto-discover-databases with a second database with the extension repeats no series.
 # The exporters listen on 127.0.0.1 only, on free ports, and are stopped at the end. Run as root
-# (the exporters are started as the OS user prometheus).
+# (the exporters are started as the OS user prometheus). Last, a machine id leased from a real etcd,
+# its exporter scraped by a real Prometheus (prometheus 2.42) evaluating the alert rules: with etcd
+# up no machine id alert is pending; with etcd stopped the lease lapses, held goes to 0, and both
+# machine id alerts become pending.
 MON=$PROJECT_DIR/monitoring
 PY=$PROJECT_DIR/pgrx-tests/scenarios/monitoring.py
 
@@ -97,13 +100,13 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 # exporter NAME ROLE DB QUERIES [FLAGS...]: a postgres_exporter run as the OS user prometheus (as
 # Debian's service runs it), as ROLE on database DB of cluster main, over its socket, serving on
 # 127.0.0.1:$port_NAME (its log in $SCRATCH/exporter_NAME.log), once it answers. Its queries file
-# is a copy that the user prometheus can read.
+# is a copy that the user prometheus can read. EXPORTER_CLUSTER=NAME: of that cluster instead.
 exporter() {
   local name=$1 role=$2 db=$3 queries=$4 port i
   shift 4
   port=$(free_port)
   cp "$queries" "$SCRATCH/queries_$name.yaml" && chmod 644 "$SCRATCH/queries_$name.yaml"
-  DATA_SOURCE_NAME="host=$SCRATCH port=$(port_of main) user=$role dbname=$db sslmode=disable" \
+  DATA_SOURCE_NAME="host=$SCRATCH port=$(port_of "${EXPORTER_CLUSTER:-main}") user=$role dbname=$db sslmode=disable" \
     setpriv --reuid=prometheus --regid=prometheus --init-groups \
     prometheus-postgres-exporter --web.listen-address="127.0.0.1:$port" --extend.query-path="$SCRATCH/queries_$name.yaml" \
     --log.level=info "$@" >"$SCRATCH/exporter_$name.log" 2>&1 &
@@ -291,3 +294,63 @@ sed '/^  master: true$/d' "$MON/queries.yaml" >"$SCRATCH/everywhere.yaml"
 exporter everywhere postgres_exporter postgres "$SCRATCH/everywhere.yaml" --auto-discover-databases
 code=$(curl -sS -o "$SCRATCH/scrape_everywhere.txt" -w '%{http_code}' "http://127.0.0.1:$port_everywhere/metrics")
 echo "without master: true, the scrape answers HTTP $code: $(grep -c 'was collected before with the same name and label values' "$SCRATCH/scrape_everywhere.txt" || true) series repeated"
+
+echo "-- a machine id leased from etcd, scraped by a real Prometheus with the alert rules"
+# One etcd member; a cluster leasing its id from it (a TTL of 4 s); its exporter; Prometheus
+# scraping it every second and evaluating monitoring/alerts.yaml every second. With etcd up, the
+# lease's series are live and neither machine id alert is pending; with etcd stopped, the lease
+# lapses and both become pending (they fire after their for: of a minute, not waited for here).
+plan_etcd 1
+start_etcd
+trap 'stop_exporters; stop_etcd' EXIT
+init_cluster leased "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id_source = 'etcd'" \
+  "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'" "snowflake.etcd_prefix = '/pg_snowflake/monitoring'" \
+  "snowflake.etcd_lease_ttl = 4"
+start_cluster leased
+create_extension leased
+psql_on leased -c "CREATE ROLE postgres_exporter LOGIN IN ROLE pg_monitor"
+echo "leased holds machine id $(held_id leased)"
+psql_on leased -At -c "SELECT 'ids: ' || count(snowflake_nextval()) FROM generate_series(1, 1000)"
+EXPORTER_CLUSTER=leased exporter leased postgres_exporter postgres "$MON/queries.yaml"
+prom_port=$(free_port)
+mkdir -p "$SCRATCH/prometheus"
+cp "$MON/alerts.yaml" "$SCRATCH/prometheus/alerts.yaml"
+cat >"$SCRATCH/prometheus/prometheus.yml" <<YAML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: [alerts.yaml]
+scrape_configs:
+  - job_name: postgres
+    static_configs: [{targets: ["127.0.0.1:$port_leased"], labels: {id_space: monitoring}}]
+YAML
+prometheus --config.file="$SCRATCH/prometheus/prometheus.yml" --storage.tsdb.path="$SCRATCH/prometheus/data" \
+  --web.listen-address="127.0.0.1:$prom_port" >"$SCRATCH/prometheus.log" 2>&1 &
+exporter_pids+=($!)
+# promql QUERY: the instant query's result as "labels=value" lines (sorted), or nothing.
+promql() {
+  curl -fsS --max-time 2 "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$1" | python3 -c 'import json, sys
+for r in sorted(json.load(sys.stdin)["data"]["result"], key=str):
+    m = r["metric"]
+    print(",".join(f"{k}={m[k]}" for k in sorted(m) if k in ("alertname", "alertstate", "source")) + "=" + r["value"][1])'
+}
+# wait_promql SECONDS QUERY PATTERN: until QUERY's result matches PATTERN; the seconds it took.
+wait_promql() {
+  local start=$SECONDS i
+  for i in $(seq 1 $(($1 * 5))); do
+    promql "$2" 2>/dev/null | grep -qE "$3" && { echo $((SECONDS - start)); return 0; }
+    sleep 0.2
+  done
+  echo "Prometheus: no $3 in $2 after $1 s" >&2
+  cat "$SCRATCH/prometheus.log" >&2
+  exit 1
+}
+wait_promql 60 'snowflake_machine_id_held' '^source=etcd=1$' >/dev/null
+# Long enough for a renewal or two and as many rule evaluations.
+sleep 3
+echo "etcd up: held $(promql 'snowflake_machine_id_held'); lease left > 0: $(promql 'snowflake_machine_id_lease_left_seconds > 0' | grep -c .);" \
+  "machine id alerts pending or firing: $(promql 'ALERTS{alertname=~"SnowflakeMachineId.*"}' | grep -c .)"
+stop_etcd
+wait_promql 60 'snowflake_machine_id_held' '^source=etcd=0$' >/dev/null
+echo "etcd stopped: held $(promql 'snowflake_machine_id_held')"
+wait_promql 30 'ALERTS{alertname="SnowflakeMachineIdNotHeld"}' 'alertstate=pending' >/dev/null
+wait_promql 30 'ALERTS{alertname="SnowflakeMachineIdRenewalFailing"}' 'alertstate=pending' >/dev/null
+promql 'ALERTS{alertname=~"SnowflakeMachineId.*"}' | sed 's/^/  alert: /'

@@ -50,6 +50,14 @@ pub mod grant {
     pub fn parts(word: u64, machine_bits: u32) -> (i64, i64) {
         ((word & ((1 << machine_bits) - 1)) as i64, (word >> machine_bits) as i64)
     }
+
+    /// The leased machine id ids are issued under at `now_tick`, if any: the word's id while the
+    /// tick is below its end. A word whose lease's deadline has passed (etcd unreachable, no
+    /// renewal) holds nothing, though the worker has not taken it away yet.
+    pub fn in_effect(word: u64, machine_bits: u32, now_tick: i64) -> Option<i64> {
+        let (id, until) = parts(word, machine_bits);
+        (word != NOBODY && now_tick < until).then_some(id)
+    }
 }
 
 /// The durable high-water mark: no id this server issued or will issue without writing a new mark
@@ -335,6 +343,15 @@ fn used_up(tick: i64, sequence_bits: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lease_past_its_deadline_holds_no_machine_id() {
+        let word = grant::held(5, 1_000, 10);
+        assert_eq!(grant::in_effect(word, 10, 999), Some(5));
+        assert_eq!(grant::in_effect(word, 10, 1_000), None, "the deadline's tick is not issued on");
+        assert_eq!(grant::in_effect(grant::held(0, 1_000, 10), 10, 5), Some(0), "machine id 0 is an id");
+        assert_eq!(grant::in_effect(grant::NOBODY, 10, 0), None);
+    }
 
     #[test]
     fn a_restart_above_a_mark_starts_with_that_tick_used_up() {

@@ -18,7 +18,8 @@ pub(super) fn machine_id_now() -> Option<i64> {
         return Some(g.machine_id());
     }
     let word = shared_memory::shared()?.hot.grant.load(Relaxed);
-    (word != grant::NOBODY).then(|| grant::parts(word, g.layout().machine_bits()).0)
+    let now_tick = g.layout().tick_at(wall_clock_ms()).ok()?;
+    grant::in_effect(word, g.layout().machine_bits(), now_tick)
 }
 
 /// VOLATILE: the lease moves on between two reads. (The result type is written out: pgrx's
