@@ -3,18 +3,20 @@
 //! `mark_writer`) through a simulated host: a clock per server, a data directory (the mark file as
 //! its bytes, the WAL's lease records, the last checkpoint) and faults. Random steps: ids asked of
 //! every server by several backends (a standby refuses them), the lease worker, time passing,
-//! clocks stepped back and forward, clean stops, crashes (also at each step of a mark write), a
-//! backend that exits with FATAL while writing, settings changed while a server is down (machine
-//! id, each layout field, the acceptance), mark writes failing (ENOSPC, EIO), checkpoints, a
-//! standby replaying its primary's leases, failover with promotion, `pg_rewind` of the old primary,
-//! and a copied data directory run as a primary.
+//! clocks stepped back and forward (the clock-jump guard on in every other history, and reloaded at
+//! any step), clean stops, crashes (also at each step of a mark write), a backend that exits with
+//! FATAL while writing, settings changed while a server is down (machine id, each layout field, the
+//! acceptance), mark writes failing (ENOSPC, EIO), checkpoints, a standby replaying its primary's
+//! leases, failover with promotion, `pg_rewind` of the old primary, and a copied data directory run
+//! as a primary.
 //!
 //! The invariant, over the whole history: on each line of history (a server, and the servers that
 //! continue it: a promoted standby, a copy), every id of a layout is above every id of that layout
 //! issued before; an id of another layout than the last one issued needs a change accepted by
-//! `snowflake.accept_layout_change`, and is above every id of the old layout unless that
-//! acceptance said it could not be; no server in recovery issues an id; and no call waits longer
-//! than its bounds.
+//! `snowflake.accept_layout_change`, and is above every id of the old layout unless that acceptance
+//! said it could not be; no server in recovery issues an id; no call waits longer than its bounds;
+//! and no refusal outlives its cause (a change of layout its start accepted, a clock jump its clock
+//! no longer shows since its last mark).
 //!
 //! `cargo test -p pg_snowflake_core lifecycle_sim` runs `SIM_RUNS` histories (default 200) of
 //! `SIM_STEPS` steps (default 1,000) from seed `SIM_SEED` (default 1) on. A failure prints its
@@ -90,6 +92,11 @@ pub(crate) enum Step {
         ms: i64,
     },
     SlowWrites {
+        node: usize,
+        ms: u32,
+    },
+    /// snowflake.max_clock_jump set and reloaded (0: the guard off).
+    SetMaxClockJump {
         node: usize,
         ms: u32,
     },
@@ -190,6 +197,13 @@ struct Node {
     offset_ms: i64,
     write_ms: u32,
     fail_errno: Option<i32>,
+    /// snowflake.max_clock_jump, as reloaded last.
+    max_jump_ms: u32,
+    /// The clock's offset when this run of the server last wrote a mark: the guard measures a
+    /// jump from there. None before its first write since start.
+    jump_from: Option<i64>,
+    /// A call was refused for a clock jump, and no id issued since.
+    jump_refused: bool,
     crash_at: Option<u8>,
     die_at: Option<u8>,
     /// Process ids: each start gives its backends new ones; the ones that exited are gone.
@@ -212,6 +226,10 @@ pub(crate) struct Reached {
     pub(crate) refusals: u64,
     /// Calls refused on a standby (the shell's check of recovery).
     pub(crate) in_recovery: u64,
+    /// Calls refused for a clock jump (snowflake.max_clock_jump), and the servers that issued ids
+    /// again after one.
+    pub(crate) clock_jumps: u64,
+    pub(crate) clock_jumps_cleared: u64,
 }
 
 impl Reached {
@@ -219,6 +237,8 @@ impl Reached {
         self.ids += o.ids;
         self.refusals += o.refusals;
         self.in_recovery += o.in_recovery;
+        self.clock_jumps += o.clock_jumps;
+        self.clock_jumps_cleared += o.clock_jumps_cleared;
     }
 }
 
@@ -319,6 +339,7 @@ impl MarkStore for SimHost<'_> {
             return Err(ended());
         }
         writer.step(WriteStep::Publish);
+        self.node.jump_from = Some(self.node.offset_ms);
         Ok(())
     }
 }
@@ -338,7 +359,11 @@ impl Events for SimHost<'_> {
 
 impl Settings for SimHost<'_> {
     fn limits(&mut self) -> Limits {
-        Limits { max_clock_wait_ms: MAX_CLOCK_WAIT_MS, max_clock_jump_ms: 0, max_mark_wait_ms: MAX_MARK_WAIT_MS }
+        Limits {
+            max_clock_wait_ms: MAX_CLOCK_WAIT_MS,
+            max_clock_jump_ms: self.node.max_jump_ms as u64,
+            max_mark_wait_ms: MAX_MARK_WAIT_MS,
+        }
     }
 }
 
@@ -365,6 +390,9 @@ impl World {
             offset_ms: 0,
             write_ms: 0,
             fail_errno: None,
+            max_jump_ms: 0,
+            jump_from: None,
+            jump_refused: false,
             crash_at: None,
             die_at: None,
             pid_base: 1000 * (i as i32 + 1),
@@ -421,6 +449,7 @@ impl World {
             }
         }
         n.pid_base += 100;
+        n.jump_from = None;
         n.running = Some(shared);
     }
 
@@ -477,7 +506,23 @@ impl World {
             Fate::Lives => {}
         }
         let Ok(id) = result else {
-            // A refusal must not outlive its cause: a change this start accepted stays accepted.
+            // A refusal must not outlive its cause. The clock-jump guard refuses while the clock
+            // moved further than snowflake.max_clock_jump, beyond the time that passed, since this
+            // run of the server last wrote a mark: stepped back, the limit raised, or restarted,
+            // ids resume.
+            if let Err(Error::ClockJumped { jump_ms, limit_ms }) = &result {
+                let n = &mut self.nodes[i];
+                let moved_ms = n.jump_from.map(|from| n.offset_ms - from);
+                if n.max_jump_ms == 0 || moved_ms.is_none_or(|moved| moved < n.max_jump_ms as i64) {
+                    return Err(format!(
+                        "server {i} refused ids for a clock jump of {jump_ms} ms (limit {limit_ms} ms), though its clock moved {moved_ms:?} ms since its last mark and snowflake.max_clock_jump is {} ms",
+                        n.max_jump_ms
+                    ));
+                }
+                n.jump_refused = true;
+                self.reached.clock_jumps += 1;
+            }
+            // A change this start accepted stays accepted.
             if let (Err(Error::LayoutChanged { old, .. }), Some(shared)) = (&result, &self.nodes[i].running) {
                 if shared.accepted.layout() == Some(*old) {
                     return Err(format!(
@@ -492,6 +537,9 @@ impl World {
         };
         self.reached.ids += 1;
         let n = &mut self.nodes[i];
+        if std::mem::take(&mut n.jump_refused) {
+            self.reached.clock_jumps_cleared += 1;
+        }
         if let Role::Standby { of, .. } = n.role {
             return Err(format!("server {i} issued {id} while in recovery (a standby of server {of})"));
         }
@@ -587,6 +635,7 @@ impl World {
             Step::Pause { ms } => self.now_us += ms as i64 * 1000,
             Step::SetClock { node, ms } => self.nodes[node].offset_ms += ms,
             Step::SlowWrites { node, ms } => self.nodes[node].write_ms = ms,
+            Step::SetMaxClockJump { node, ms } => self.nodes[node].max_jump_ms = ms,
             Step::CleanStop { node } => self.stop(node, true),
             Step::Crash { node } => self.stop(node, false),
             Step::CrashInWrite { node, at } => self.nodes[node].crash_at = Some(at),
@@ -726,7 +775,7 @@ fn replay_into(n: &mut Node, shared: &SharedState, l: &Layout, record: &LeaseRec
 /// A random step, weighted towards issuing ids and letting time pass.
 fn random_step(rng: &mut Rng) -> Step {
     let node = rng.below(NODES as u64) as usize;
-    match rng.below(100) {
+    match rng.below(101) {
         0..=34 => Step::Issue { node, backend: rng.below(3) as u8, count: 1 + rng.below(40) as u16 },
         35..=44 => Step::Worker { node },
         45..=54 => Step::Pause { ms: [1, 5, 50, 400, 1_500, 12_000][rng.below(6) as usize] },
@@ -746,13 +795,24 @@ fn random_step(rng: &mut Rng) -> Step {
         87..=92 => Step::Replay { node },
         93..=94 => Step::Promote { node },
         95..=96 => Step::Rewind { node },
-        _ => Step::CopyDataDir { from: rng.below(NODES as u64) as usize, to: node },
+        97..=99 => Step::CopyDataDir { from: rng.below(NODES as u64) as usize, to: node },
+        _ => Step::SetMaxClockJump { node, ms: [0, 1_000, 3_000][rng.below(3) as usize] },
     }
 }
 
+/// The steps of seed `seed`. Every other history runs with the clock-jump guard on from its first
+/// steps (each server's snowflake.max_clock_jump: 1 s, 3 s or 10 s), so that its refusals, and the
+/// ids after them, are explored beside the histories without it; any history may reload it.
 pub(crate) fn history(seed: u64, steps: usize) -> Vec<Step> {
     let mut rng = Rng(seed);
-    (0..steps).map(|_| random_step(&mut rng)).collect()
+    (0..steps)
+        .map(|k| match k {
+            k if k < NODES && seed % 2 == 1 => {
+                Step::SetMaxClockJump { node: k, ms: [1_000, 3_000, 10_000][rng.below(3) as usize] }
+            }
+            _ => random_step(&mut rng),
+        })
+        .collect()
 }
 
 /// Runs a history: `Err((step index, what broke))` at the first broken promise.
@@ -830,9 +890,13 @@ fn lifecycle_sim() {
     }
     assert_eq!(done, runs * steps as u64);
     println!("{runs} histories of {steps} steps: {reached:?}");
-    // The histories must reach what they are for: ids, refusals, a standby's refusals.
+    // The histories of a CI run must reach what they are for: ids, refusals, a standby's
+    // refusals, the clock-jump guard's refusals and ids after them.
     let r = reached;
-    assert!(r.ids > 100 * runs && r.refusals > 0 && r.in_recovery > 0, "the histories reached only {r:?}");
+    assert!(
+        runs < 200 || (r.ids > 100 * runs && r.refusals > 0 && r.in_recovery > 0 && r.clock_jumps_cleared > 0),
+        "the histories reached only {r:?}"
+    );
 }
 
 /// Issue 42's finding 1, as its review found it: a standby's mark write fails while it replays a
