@@ -7,16 +7,20 @@
 //! any step), clean stops, crashes (also at each step of a mark write), a backend that exits with
 //! FATAL while writing, settings changed while a server is down (machine id, each layout field, the
 //! acceptance), mark writes failing (ENOSPC, EIO), checkpoints, a standby replaying its primary's
-//! leases, failover with promotion, `pg_rewind` of the old primary, and a copied data directory run
-//! as a primary.
+//! leases (caught up, or lagging: receiving them later than its primary writes them, replaying them
+//! later than it receives them), failover with promotion (of a standby caught up, as with
+//! snowflake.lease_sync, or of one that lags, as with asynchronous replication), `pg_rewind` of the
+//! old primary, and a copied data directory run as a primary.
 //!
 //! The invariant, over the whole history: on each line of history (a server, and the servers that
 //! continue it: a promoted standby, a copy), every id of a layout is above every id of that layout
-//! issued before; an id of another layout than the last one issued needs a change accepted by
-//! `snowflake.accept_layout_change`, and is above every id of the old layout unless that acceptance
-//! said it could not be; no server in recovery issues an id; no call waits longer than its bounds;
-//! and no refusal outlives its cause (a change of layout its start accepted, a clock jump its clock
-//! no longer shows since its last mark).
+//! issued before (a standby promoted while it lagged continues only what it could know: the ids at
+//! or below the highest mark its data directory holds; the leases it never received may be issued
+//! again, as PostgreSQL's asynchronous replication allows); an id of another layout than the last
+//! one issued needs a change accepted by `snowflake.accept_layout_change`, and is above every id of
+//! the old layout unless that acceptance said it could not be; no server in recovery issues an id;
+//! no call waits longer than its bounds; and no refusal outlives its cause (a change of layout its
+//! start accepted, a clock jump its clock no longer shows since its last mark).
 //!
 //! `cargo test -p pg_snowflake_core lifecycle_sim` runs `SIM_RUNS` histories (default 200) of
 //! `SIM_STEPS` steps (default 1,000) from seed `SIM_SEED` (default 1) on. A failure prints its
@@ -142,11 +146,24 @@ pub(crate) enum Step {
     Checkpoint {
         node: usize,
     },
+    /// A standby's WAL receiver writes up to `records` more of what its primary flushed to its
+    /// own WAL, not replayed yet (its replay lags).
+    Receive {
+        node: usize,
+        records: u8,
+    },
+    /// A standby receives up to `records` more of what its primary flushed (all of it: `None`),
+    /// and replays all it received.
     Replay {
         node: usize,
+        records: Option<u8>,
     },
+    /// Failover. `lag`: `None`, the standby received all its primary flushed (a synchronous
+    /// standby with snowflake.lease_sync); `Some(k)`, asynchronous replication: it received all
+    /// but the last `k` records (none more, if it lags further already).
     Promote {
         node: usize,
+        lag: Option<u8>,
     },
     Rewind {
         node: usize,
@@ -169,21 +186,70 @@ struct Disk {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Role {
     Primary,
+    /// `received`: how many of its primary's WAL records it has received (its own WAL holds them).
     Standby {
         of: usize,
-        replayed: usize,
+        received: usize,
     },
     /// An old primary after a failover: it must be rewound before it runs again.
     Deposed,
 }
 
-/// One line of history: the largest id issued of each layout, the layout issued last, and the
-/// changes of layout accepted at a start (from, to, whether the start said new ids go below).
+/// One line of history: the largest id issued of each layout, the layout issued last, the
+/// changes of layout accepted at a start (from, to, whether the start said new ids go below), and
+/// every id issued on it (after the first `n` of the line it was copied from, if any), for the
+/// servers that continue only what they know of it.
 #[derive(Clone, Default)]
 struct Lineage {
     floor: [i64; LAYOUTS as usize],
     last_layout: Option<u8>,
     accepted: Vec<(u8, u8, bool)>,
+    /// (layout, id), in the order issued.
+    issued: Vec<(u8, i64)>,
+    from: Option<(usize, usize)>,
+}
+
+impl Lineage {
+    /// The line a copy of a server on line `line` continues: all of it, so far.
+    fn fork(lines: &[Lineage], line: usize) -> Lineage {
+        let l = &lines[line];
+        Lineage { issued: vec![], from: Some((line, l.issued.len())), accepted: l.accepted.clone(), ..*l }
+    }
+
+    /// The first `n` ids issued on line `line`, with those of the lines it continues.
+    fn issued(lines: &[Lineage], line: usize, n: usize, into: &mut Vec<(u8, i64)>) {
+        if let Some((from, k)) = lines[line].from {
+            Lineage::issued(lines, from, k, into);
+        }
+        into.extend_from_slice(&lines[line].issued[..n]);
+    }
+
+    /// What a server that knows the mark `mark_ms` (none: `None`) continues of line `line`: the
+    /// ids issued at or below that mark's tick (the mark promises no id above it), whatever else
+    /// was issued.
+    fn known_to(lines: &[Lineage], line: usize, mark_ms: Option<i64>) -> Lineage {
+        let mut issued = vec![];
+        Lineage::issued(lines, line, lines[line].issued.len(), &mut issued);
+        issued.retain(|&(at, id)| {
+            let l = layout(at);
+            mark_ms.is_some_and(|ms| id >> (l.machine_bits() + l.sequence_bits()) <= l.tick_of_mark(ms))
+        });
+        let mut known = Lineage { accepted: lines[line].accepted.clone(), ..Lineage::default() };
+        for &(at, id) in &issued {
+            known.floor[at as usize] = known.floor[at as usize].max(id);
+        }
+        known.last_layout = issued.last().map(|&(at, _)| at);
+        known.issued = issued;
+        known
+    }
+}
+
+/// The highest mark a data directory knows of, if any: its file's, and every lease record in its
+/// WAL (a promotion, or a start, replays them all).
+fn known_mark(disk: &Disk) -> Option<i64> {
+    let file = disk.file.as_deref().and_then(|t| mark_file::parse(t).ok()).map(|r| r.mark_unix_ms);
+    let wal = disk.wal.iter().map(|r| LeaseRecord::decode(r).expect("a record").mark_unix_ms);
+    file.into_iter().chain(wal).max()
 }
 
 struct Node {
@@ -197,6 +263,8 @@ struct Node {
     offset_ms: i64,
     write_ms: u32,
     fail_errno: Option<i32>,
+    /// How many records of its own WAL this run of a standby has replayed.
+    applied: usize,
     /// snowflake.max_clock_jump, as reloaded last.
     max_jump_ms: u32,
     /// The clock's offset when this run of the server last wrote a mark: the guard measures a
@@ -209,6 +277,17 @@ struct Node {
     /// Process ids: each start gives its backends new ones; the ones that exited are gone.
     pid_base: i32,
     dead: Vec<i32>,
+}
+
+impl Node {
+    /// A checkpoint of a running server: crash recovery replays the WAL after it. On a standby a
+    /// restartpoint, which never passes what it replayed.
+    fn checkpoint(&mut self) {
+        self.disk.redo_from = match self.role {
+            Role::Standby { .. } => self.applied,
+            _ => self.disk.wal.len(),
+        };
+    }
 }
 
 struct World {
@@ -230,6 +309,10 @@ pub(crate) struct Reached {
     /// again after one.
     pub(crate) clock_jumps: u64,
     pub(crate) clock_jumps_cleared: u64,
+    /// Standbys promoted with less than their primary flushed, and the ids of the old primary
+    /// they could not know of.
+    pub(crate) lagging_promotions: u64,
+    pub(crate) ids_unknown_to_promoted: u64,
 }
 
 impl Reached {
@@ -239,6 +322,8 @@ impl Reached {
         self.in_recovery += o.in_recovery;
         self.clock_jumps += o.clock_jumps;
         self.clock_jumps_cleared += o.clock_jumps_cleared;
+        self.lagging_promotions += o.lagging_promotions;
+        self.ids_unknown_to_promoted += o.ids_unknown_to_promoted;
     }
 }
 
@@ -382,7 +467,7 @@ impl World {
             layout: 0,
             accept: String::new(),
             role: match i {
-                1 => Role::Standby { of: 0, replayed: 0 },
+                1 => Role::Standby { of: 0, received: 0 },
                 _ => Role::Primary,
             },
             running: None,
@@ -390,6 +475,7 @@ impl World {
             offset_ms: 0,
             write_ms: 0,
             fail_errno: None,
+            applied: 0,
             max_jump_ms: 0,
             jump_from: None,
             jump_refused: false,
@@ -441,6 +527,7 @@ impl World {
             }
         }
         n.disk.redo_from = n.disk.wal.len();
+        n.applied = n.disk.wal.len();
         // An accepted change, as the operator made it: from the layout the refusal named (the
         // one the file records) to this server's.
         if let Some(from) = (0..LAYOUTS).find(|&i| recorded == Some((&layout(i)).into())) {
@@ -462,7 +549,7 @@ impl World {
                 let stamped = lifecycle::stamp(&shared, &l);
                 n.disk.file = Some(mark_file::render(ms, n.machine_id, &stamped, n.disk.system_identifier));
             }
-            n.disk.redo_from = n.disk.wal.len(); // the shutdown checkpoint
+            n.checkpoint(); // the shutdown checkpoint
         }
         n.dead.clear();
     }
@@ -572,6 +659,7 @@ impl World {
         }
         line.floor[at] = id;
         line.last_layout = Some(n.layout);
+        line.issued.push((n.layout, id));
         Ok(fate)
     }
 
@@ -599,24 +687,35 @@ impl World {
         }
     }
 
-    /// A standby receives and replays what its primary flushed.
-    fn replay(&mut self, i: usize) {
-        let Role::Standby { of, replayed } = self.nodes[i].role else { return };
+    /// A running standby receives up to `most` more records of what its primary flushed (all:
+    /// `None`) into its own WAL.
+    fn receive(&mut self, i: usize, most: Option<usize>) {
+        let Role::Standby { of, received } = self.nodes[i].role else { return };
+        if self.nodes[i].running.is_none() {
+            return;
+        }
         let flushed = self.nodes[of].disk.wal.len();
-        let records = self.nodes[of].disk.wal[replayed.min(flushed)..].to_vec();
+        let upto = most.map_or(flushed, |k| (received + k).min(flushed));
+        let records = self.nodes[of].disk.wal[received.min(upto)..upto].to_vec();
+        self.nodes[i].disk.wal.extend(records);
+        self.nodes[i].role = Role::Standby { of, received: upto };
+    }
+
+    /// A running standby replays all it received.
+    fn replay(&mut self, i: usize) {
         let n = &mut self.nodes[i];
         let Some(shared) = n.running.take() else { return };
         let l = layout(n.layout);
-        n.role = Role::Standby { of, replayed: flushed };
-        for bytes in records {
-            n.disk.wal.push(bytes);
-            if replay_into(n, &shared, &l, &LeaseRecord::decode(&bytes).expect("a record")).is_err() {
+        while n.applied < n.disk.wal.len() {
+            let record = LeaseRecord::decode(&n.disk.wal[n.applied]).expect("a record");
+            if replay_into(n, &shared, &l, &record).is_err() {
                 // Redo stopped: the startup process exits, and the server with it; the records
                 // received stay on disk, to be replayed from the last restartpoint at the next start.
                 n.dead.clear();
                 return;
             }
-            n.disk.redo_from = n.disk.wal.len(); // a restartpoint may come after any record
+            n.applied += 1;
+            n.disk.redo_from = n.applied; // a restartpoint may come after any record
         }
         n.running = Some(shared);
     }
@@ -655,10 +754,14 @@ impl World {
             Step::ClearAccept { node } if self.nodes[node].running.is_none() => self.nodes[node].accept.clear(),
             Step::FailWrites { node, errno } => self.nodes[node].fail_errno = errno,
             Step::Checkpoint { node } if self.nodes[node].running.is_some() => {
-                self.nodes[node].disk.redo_from = self.nodes[node].disk.wal.len();
+                self.nodes[node].checkpoint();
             }
-            Step::Replay { node } => self.replay(node),
-            Step::Promote { node } => self.promote(node),
+            Step::Receive { node, records } => self.receive(node, Some(records as usize)),
+            Step::Replay { node, records } => {
+                self.receive(node, records.map(|k| k as usize));
+                self.replay(node);
+            }
+            Step::Promote { node, lag } => self.promote(node, lag),
             Step::Rewind { node } => self.rewind(node),
             Step::CopyDataDir { from, to } => self.copy(from, to),
             _ => {}
@@ -666,13 +769,26 @@ impl World {
         Ok(())
     }
 
-    /// Failover: the standby replays all its primary flushed (a synchronous standby), the primary
-    /// is cut off (killed), the standby is promoted and continues its line of history.
-    fn promote(&mut self, i: usize) {
-        let Role::Standby { of, .. } = self.nodes[i].role else { return };
+    /// Failover: the standby receives what it still can (all its primary flushed; lagging, all
+    /// but the last `lag` records), the primary is cut off (killed), the standby replays all it
+    /// received and is promoted, and continues its line of history. Caught up (a synchronous
+    /// standby, with snowflake.lease_sync), it continues all of the line.
+    ///
+    /// Lagging (asynchronous replication), it continues only what it can know: PostgreSQL promotes
+    /// a standby once it replayed all the WAL it received, and the leases its primary wrote after
+    /// that never reach it, so ids issued under them may be issued again (what snowflake.lease_sync
+    /// is for). The model's assumption: a lagging standby must issue above every id of the line at
+    /// or below the highest mark its data directory knows (its file, its WAL's lease records, all
+    /// replayed before the promotion), the promise each of those marks made; the line it continues
+    /// holds those ids only.
+    fn promote(&mut self, i: usize, lag: Option<u8>) {
+        let Role::Standby { of, received } = self.nodes[i].role else { return };
         if self.nodes[i].running.is_none() {
             return;
         }
+        let flushed = self.nodes[of].disk.wal.len();
+        let reaches = flushed.saturating_sub(lag.unwrap_or(0) as usize).max(received);
+        self.receive(i, Some(reaches - received));
         self.replay(i);
         if self.nodes[i].running.is_none() {
             return; // its recovery stopped: it cannot be promoted
@@ -680,7 +796,21 @@ impl World {
         self.stop(of, false);
         self.nodes[of].role = Role::Deposed;
         self.nodes[i].role = Role::Primary;
-        self.nodes[i].lineage = self.nodes[of].lineage;
+        let line = self.nodes[of].lineage;
+        if lag.is_none() {
+            self.nodes[i].lineage = line;
+            return;
+        }
+        let known = Lineage::known_to(&self.lineages, line, known_mark(&self.nodes[i].disk));
+        if reaches < flushed {
+            let mut all = vec![];
+            Lineage::issued(&self.lineages, line, self.lineages[line].issued.len(), &mut all);
+            self.reached.lagging_promotions += 1;
+            self.reached.ids_unknown_to_promoted += (all.len() - known.issued.len()) as u64;
+        }
+        self.lineages.push(known);
+        self.nodes[i].lineage = self.lineages.len() - 1;
+        self.nodes[of].lineage = self.lineages.len() - 1; // to be rewound from it
     }
 
     /// pg_rewind: a deposed primary's data directory made a copy of the new primary's, and it
@@ -695,7 +825,7 @@ impl World {
             return;
         };
         self.nodes[i].disk = self.nodes[p].disk.clone();
-        self.nodes[i].role = Role::Standby { of: p, replayed: self.nodes[p].disk.wal.len() };
+        self.nodes[i].role = Role::Standby { of: p, received: self.nodes[p].disk.wal.len() };
     }
 
     /// A stopped server that nobody follows gets a copy of a primary's data directory (running or
@@ -715,7 +845,7 @@ impl World {
             return; // `to` is a line of history another server continues
         }
         self.nodes[to].disk = self.nodes[from].disk.clone();
-        self.lineages.push(self.lineages[self.nodes[from].lineage].clone());
+        self.lineages.push(Lineage::fork(&self.lineages, self.nodes[from].lineage));
         self.nodes[to].lineage = self.lineages.len() - 1;
         self.nodes[to].role = Role::Primary;
     }
@@ -775,7 +905,7 @@ fn replay_into(n: &mut Node, shared: &SharedState, l: &Layout, record: &LeaseRec
 /// A random step, weighted towards issuing ids and letting time pass.
 fn random_step(rng: &mut Rng) -> Step {
     let node = rng.below(NODES as u64) as usize;
-    match rng.below(101) {
+    match rng.below(103) {
         0..=34 => Step::Issue { node, backend: rng.below(3) as u8, count: 1 + rng.below(40) as u16 },
         35..=44 => Step::Worker { node },
         45..=54 => Step::Pause { ms: [1, 5, 50, 400, 1_500, 12_000][rng.below(6) as usize] },
@@ -792,11 +922,12 @@ fn random_step(rng: &mut Rng) -> Step {
         82 => Step::ClearAccept { node },
         83..=84 => Step::FailWrites { node, errno: [None, None, Some(28), Some(5)][rng.below(4) as usize] },
         85..=86 => Step::Checkpoint { node },
-        87..=92 => Step::Replay { node },
-        93..=94 => Step::Promote { node },
+        87..=92 => Step::Replay { node, records: [None, None, Some(1), Some(2)][rng.below(4) as usize] },
+        93..=94 => Step::Promote { node, lag: [None, None, Some(1), Some(2), Some(5)][rng.below(5) as usize] },
         95..=96 => Step::Rewind { node },
         97..=99 => Step::CopyDataDir { from: rng.below(NODES as u64) as usize, to: node },
-        _ => Step::SetMaxClockJump { node, ms: [0, 1_000, 3_000][rng.below(3) as usize] },
+        100 => Step::SetMaxClockJump { node, ms: [0, 1_000, 3_000][rng.below(3) as usize] },
+        _ => Step::Receive { node, records: 1 + rng.below(3) as u8 },
     }
 }
 
@@ -891,10 +1022,16 @@ fn lifecycle_sim() {
     assert_eq!(done, runs * steps as u64);
     println!("{runs} histories of {steps} steps: {reached:?}");
     // The histories of a CI run must reach what they are for: ids, refusals, a standby's
-    // refusals, the clock-jump guard's refusals and ids after them.
+    // refusals, the clock-jump guard's refusals and ids after them, a standby promoted while it
+    // lagged behind ids of its primary.
     let r = reached;
     assert!(
-        runs < 200 || (r.ids > 100 * runs && r.refusals > 0 && r.in_recovery > 0 && r.clock_jumps_cleared > 0),
+        runs < 200
+            || (r.ids > 100 * runs
+                && r.refusals > 0
+                && r.in_recovery > 0
+                && r.clock_jumps_cleared > 0
+                && r.ids_unknown_to_promoted > 0),
         "the histories reached only {r:?}"
     );
 }
@@ -909,12 +1046,12 @@ fn a_failed_replay_write_never_lets_a_promoted_standby_go_below() {
     let history = [
         Step::Issue { node: 0, backend: 0, count: 20 },
         Step::FailWrites { node: 1, errno: Some(28) },
-        Step::Promote { node: 1 },
+        Step::Promote { node: 1, lag: None },
         Step::FailWrites { node: 1, errno: None },
         Step::SetClock { node: 1, ms: -5_000 },
         Step::CleanStop { node: 1 },
         Step::Start { node: 1 },
-        Step::Promote { node: 1 },
+        Step::Promote { node: 1, lag: None },
         Step::Issue { node: 1, backend: 0, count: 20 },
     ];
     let ids = run(&history).expect("no promise broken").ids;
