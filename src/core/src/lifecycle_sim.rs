@@ -704,6 +704,9 @@ impl World {
     /// A running standby replays all it received.
     fn replay(&mut self, i: usize) {
         let n = &mut self.nodes[i];
+        if !matches!(n.role, Role::Standby { .. }) {
+            return;
+        }
         let Some(shared) = n.running.take() else { return };
         let l = layout(n.layout);
         while n.applied < n.disk.wal.len() {
