@@ -10,21 +10,28 @@
 //! leases (caught up, or lagging: receiving them later than its primary writes them, replaying them
 //! later than it receives them), failover with promotion (of a standby caught up, as with
 //! snowflake.lease_sync, or of one that lags, as with asynchronous replication), `pg_rewind` of the
-//! old primary, and a copied data directory run as a primary.
+//! old primary, a copied data directory run as a primary, and base backups of a running primary
+//! (pg_basebackup: a checkpoint, its redo pointer, the mark file copied some time after, the WAL
+//! from the redo pointer to the backup's end replayed by the copy), whose checkpoint and file copy
+//! can each come at any step of a mark write.
 //!
 //! The invariant, over the whole history: on each line of history (a server, and the servers that
 //! continue it: a promoted standby, a copy), every id of a layout is above every id of that layout
 //! issued before (a standby promoted while it lagged continues only what it could know: the ids at
 //! or below the highest mark its data directory holds; the leases it never received may be issued
-//! again, as PostgreSQL's asynchronous replication allows); an id of another layout than the last
-//! one issued needs a change accepted by `snowflake.accept_layout_change`, and is above every id of
-//! the old layout unless that acceptance said it could not be; no server in recovery issues an id;
-//! no call waits longer than its bounds; and no refusal outlives its cause (a change of layout its
+//! again, as PostgreSQL's asynchronous replication allows; a base backup that fell in issue 42's
+//! finding 3, still open, likewise, until it is fixed); an id of another layout than the last one
+//! issued needs a change accepted by `snowflake.accept_layout_change`, and is above every id of the
+//! old layout unless that acceptance said it could not be; no server in recovery issues an id; no
+//! call waits longer than its bounds; and no refusal outlives its cause (a change of layout its
 //! start accepted, a clock jump its clock no longer shows since its last mark).
 //!
 //! `cargo test -p pg_snowflake_core lifecycle_sim` runs `SIM_RUNS` histories (default 200) of
 //! `SIM_STEPS` steps (default 1,000) from seed `SIM_SEED` (default 1) on. A failure prints its
 //! seed, the step, the broken promise and the shortest history found that still breaks it.
+//! `SIM_STRICT=1` holds the base backups of finding 3's window to all of their line too (the search
+//! then fails, first at seed 2069; `a_base_backup_never_misses_a_lease` replays a short history of
+//! it).
 
 use crate::error::Error;
 use crate::generator::Generator;
@@ -45,6 +52,15 @@ const DAY_MS: i64 = 86_400_000;
 const NODES: usize = 3;
 const MAX_CLOCK_WAIT_MS: u64 = 1_000;
 const MAX_MARK_WAIT_MS: u64 = 5_000;
+
+thread_local! {
+    /// Issue 42's finding 3, open: a base backup whose checkpoint came after a mark write's WAL
+    /// record, and which copied the mark file before that write's rename, knows that lease
+    /// neither from its file nor from the WAL it replays. While the finding is open the search
+    /// holds such a copy only to what it knows (and counts it), so that it goes on past it;
+    /// `a_base_backup_never_misses_a_lease` holds it to all of its line, and fails until fixed.
+    static FINDING_3_OPEN: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
 
 /// The layouts a server can be set to: the default, then each field changed in turn.
 fn layout(i: u8) -> Layout {
@@ -172,6 +188,20 @@ pub(crate) enum Step {
         from: usize,
         to: usize,
     },
+    /// pg_basebackup of a running primary for a stopped server begins: its checkpoint at once
+    /// (`None`) or at a point of the primary's next mark write (0: the writer's flag taken, 1: the
+    /// WAL record inserted, 2: flushed, 3: the temporary file written, 4: renamed over the mark),
+    /// and the mark file copied at a point of the first mark write after the checkpoint that
+    /// reaches it (or when the backup ends: `None`, or no write reached it).
+    BaseBackup {
+        from: usize,
+        to: usize,
+        checkpoint_at: Option<u8>,
+        file_at: Option<u8>,
+    },
+    /// Every base backup under way ends: its server gets the copied file and the WAL from the
+    /// checkpoint's redo pointer up to now, and starts as a primary of its own (as a copy runs).
+    BackupsEnd,
 }
 
 #[derive(Clone, Default)]
@@ -193,6 +223,22 @@ enum Role {
     },
     /// An old primary after a failover: it must be rewound before it runs again.
     Deposed,
+}
+
+/// A base backup under way, from the server whose node holds it.
+struct Backup {
+    to: usize,
+    checkpoint_at: Option<u8>,
+    file_at: Option<u8>,
+    /// The checkpoint's redo pointer, once taken: the copy replays the WAL from there.
+    redo: Option<usize>,
+    /// The mark file as copied, once copied.
+    file: Option<Option<String>>,
+    /// Issue 42's finding 3: the checkpoint came after a mark write's WAL record, and the file
+    /// was copied before that write's rename.
+    between: bool,
+    /// The checkpoint or the copy of the file came in the middle of a mark write.
+    in_write: bool,
 }
 
 /// One line of history: the largest id issued of each layout, the layout issued last, the
@@ -245,10 +291,12 @@ impl Lineage {
 }
 
 /// The highest mark a data directory knows of, if any: its file's, and every lease record in its
-/// WAL (a promotion, or a start, replays them all).
+/// WAL from the last checkpoint's redo pointer on (a start replays them, a promotion replayed
+/// them; the records before it are in the file, but for a write whose rename never came, and
+/// under whose mark nothing was issued).
 fn known_mark(disk: &Disk) -> Option<i64> {
     let file = disk.file.as_deref().and_then(|t| mark_file::parse(t).ok()).map(|r| r.mark_unix_ms);
-    let wal = disk.wal.iter().map(|r| LeaseRecord::decode(r).expect("a record").mark_unix_ms);
+    let wal = disk.wal[disk.redo_from..].iter().map(|r| LeaseRecord::decode(r).expect("a record").mark_unix_ms);
     file.into_iter().chain(wal).max()
 }
 
@@ -265,6 +313,7 @@ struct Node {
     fail_errno: Option<i32>,
     /// How many records of its own WAL this run of a standby has replayed.
     applied: usize,
+    backup: Option<Backup>,
     /// snowflake.max_clock_jump, as reloaded last.
     max_jump_ms: u32,
     /// The clock's offset when this run of the server last wrote a mark: the guard measures a
@@ -313,6 +362,12 @@ pub(crate) struct Reached {
     /// they could not know of.
     pub(crate) lagging_promotions: u64,
     pub(crate) ids_unknown_to_promoted: u64,
+    /// Base backups made, those whose checkpoint or file copy came in the middle of a mark
+    /// write, those that fell in issue 42's finding 3, and the ids of their line they missed.
+    pub(crate) backups: u64,
+    pub(crate) backups_in_write: u64,
+    pub(crate) finding_3_windows: u64,
+    pub(crate) ids_unknown_to_backups: u64,
 }
 
 impl Reached {
@@ -324,6 +379,10 @@ impl Reached {
         self.clock_jumps_cleared += o.clock_jumps_cleared;
         self.lagging_promotions += o.lagging_promotions;
         self.ids_unknown_to_promoted += o.ids_unknown_to_promoted;
+        self.backups += o.backups;
+        self.backups_in_write += o.backups_in_write;
+        self.finding_3_windows += o.finding_3_windows;
+        self.ids_unknown_to_backups += o.ids_unknown_to_backups;
     }
 }
 
@@ -342,6 +401,8 @@ struct SimHost<'a> {
     pid: i32,
     layout: Layout,
     fate: Fate,
+    /// The point of the mark write under way at which a base backup's checkpoint came, if any.
+    checkpoint_here: Option<u8>,
 }
 
 impl Clock for SimHost<'_> {
@@ -366,8 +427,29 @@ impl Waiter for SimHost<'_> {
 }
 
 impl SimHost<'_> {
-    /// The write stops here if a fault says so.
-    fn ends_at(&mut self, step: u8) -> bool {
+    /// A mark write at point `step`: a base backup under way takes its checkpoint or copies the
+    /// mark file here if it was to, and the write stops here if a fault says so. `inserted`: the
+    /// WAL record inserted and not flushed yet, which a checkpoint flushes.
+    fn ends_at(&mut self, step: u8, inserted: &mut Option<[u8; crate::lease_record::LEN]>) -> bool {
+        let n = &mut *self.node;
+        if let Some(b) = n.backup.as_mut() {
+            if b.redo.is_none() && b.checkpoint_at == Some(step) {
+                // The checkpoint's redo pointer: after every record inserted, which its own WAL
+                // flush makes durable.
+                if let Some(record) = inserted.take() {
+                    n.disk.wal.push(record);
+                }
+                b.redo = Some(n.disk.wal.len());
+                b.in_write = true;
+                n.disk.redo_from = n.disk.wal.len(); // the server's own checkpoint too
+                self.checkpoint_here = Some(step);
+            }
+            if b.redo.is_some() && b.file.is_none() && b.file_at == Some(step) {
+                b.file = Some(n.disk.file.clone());
+                b.in_write = true;
+                b.between |= self.checkpoint_here.is_some_and(|at| (1..=3).contains(&at)) && step <= 3;
+            }
+        }
         if self.node.crash_at == Some(step) {
             self.node.crash_at = None;
             self.fate = Fate::ServerCrashed;
@@ -383,7 +465,8 @@ impl MarkStore for SimHost<'_> {
     /// As the shell does it: the WAL record inserted and flushed, then the file replaced.
     fn persist_mark(&mut self, unix_ms: i64, writer: &MarkWriter) -> Result<(), Error> {
         let ended = || Error::MarkWrite { reason: "the process ended".into(), os_error: None };
-        if self.ends_at(0) {
+        self.checkpoint_here = None;
+        if self.ends_at(0, &mut None) {
             return Err(ended());
         }
         writer.step(WriteStep::WalInsert);
@@ -394,19 +477,23 @@ impl MarkStore for SimHost<'_> {
                 os_error: None,
             });
         }
-        let record = LeaseRecord {
-            machine_id: self.node.machine_id,
-            mark_unix_ms: unix_ms,
-            layout: Some((&self.layout).into()),
-        }
-        .encode();
-        if self.ends_at(1) {
-            return Err(ended()); // inserted, not flushed: lost
+        let mut inserted = Some(
+            LeaseRecord {
+                machine_id: self.node.machine_id,
+                mark_unix_ms: unix_ms,
+                layout: Some((&self.layout).into()),
+            }
+            .encode(),
+        );
+        if self.ends_at(1, &mut inserted) {
+            return Err(ended()); // inserted, not flushed: lost (unless a checkpoint flushed it)
         }
         writer.step(WriteStep::WalFlush);
-        self.node.disk.wal.push(record);
+        if let Some(record) = inserted.take() {
+            self.node.disk.wal.push(record);
+        }
         *self.now_us += self.node.write_ms as i64 * 1000;
-        if self.ends_at(2) {
+        if self.ends_at(2, &mut None) {
             return Err(ended());
         }
         writer.step(WriteStep::FileWrite);
@@ -415,12 +502,12 @@ impl MarkStore for SimHost<'_> {
         }
         let stamped = lifecycle::stamp(writer.shared(), &self.layout);
         let text = mark_file::render(unix_ms, self.node.machine_id, &stamped, self.node.disk.system_identifier);
-        if self.ends_at(3) {
+        if self.ends_at(3, &mut None) {
             return Err(ended()); // the temporary file only
         }
         writer.step(WriteStep::FileRename);
         self.node.disk.file = Some(text);
-        if self.ends_at(4) {
+        if self.ends_at(4, &mut None) {
             return Err(ended());
         }
         writer.step(WriteStep::Publish);
@@ -476,6 +563,7 @@ impl World {
             write_ms: 0,
             fail_errno: None,
             applied: 0,
+            backup: None,
             max_jump_ms: 0,
             jump_from: None,
             jump_refused: false,
@@ -543,6 +631,7 @@ impl World {
     fn stop(&mut self, i: usize, clean: bool) {
         let n = &mut self.nodes[i];
         let Some(shared) = n.running.take() else { return };
+        n.backup = None; // a base backup of it fails
         if clean {
             let l = layout(n.layout);
             if let Some(ms) = lifecycle::at_clean_stop(&shared, &l) {
@@ -566,7 +655,7 @@ impl World {
         let pid = n.pid_base + backend as i32;
         let started_us = *now_us;
         let bound_us = call_bound_us(n);
-        let mut host = SimHost { now_us, node: n, pid, layout: l, fate: Fate::Lives };
+        let mut host = SimHost { now_us, node: n, pid, layout: l, fate: Fate::Lives, checkpoint_here: None };
         let result = nextval(&generator, &shared, in_recovery, &mut host);
         let fate = host.fate;
         let waited_us = *host.now_us - started_us;
@@ -673,7 +762,7 @@ impl World {
         let Some(shared) = n.running.take() else { return };
         let l = layout(n.layout);
         let pid = n.pid_base + 99;
-        let mut host = SimHost { now_us, node: n, pid, layout: l, fate: Fate::Lives };
+        let mut host = SimHost { now_us, node: n, pid, layout: l, fate: Fate::Lives, checkpoint_here: None };
         let _ = lease::renew_if_due(&shared, &l, now_ms, &mut host);
         let fate = host.fate;
         n.running = Some(shared);
@@ -767,6 +856,8 @@ impl World {
             Step::Promote { node, lag } => self.promote(node, lag),
             Step::Rewind { node } => self.rewind(node),
             Step::CopyDataDir { from, to } => self.copy(from, to),
+            Step::BaseBackup { from, to, checkpoint_at, file_at } => self.base_backup(from, to, checkpoint_at, file_at),
+            Step::BackupsEnd => self.backups_end(),
             _ => {}
         }
         Ok(())
@@ -834,23 +925,86 @@ impl World {
     /// A stopped server that nobody follows gets a copy of a primary's data directory (running or
     /// not: a crash-consistent copy) and runs as a primary of its own, with its own machine id.
     fn copy(&mut self, from: usize, to: usize) {
-        let followed = (0..NODES).any(|s| matches!(self.nodes[s].role, Role::Standby { of, .. } if of == to));
-        // (A standby's data directory knows its primary's ids only as far as it replayed them; a
-        // copy is taken of a primary's.)
-        if from == to || followed || self.nodes[to].running.is_some() || self.nodes[from].role != Role::Primary {
+        if !self.can_copy(from, to) {
             return;
-        }
-        if matches!(self.nodes[to].role, Role::Primary)
-            && (0..NODES).any(|s| {
-                s != to && self.nodes[s].lineage == self.nodes[to].lineage && self.nodes[s].role != Role::Deposed
-            })
-        {
-            return; // `to` is a line of history another server continues
         }
         self.nodes[to].disk = self.nodes[from].disk.clone();
         self.lineages.push(Lineage::fork(&self.lineages, self.nodes[from].lineage));
         self.nodes[to].lineage = self.lineages.len() - 1;
         self.nodes[to].role = Role::Primary;
+    }
+
+    /// Whether `to` can be given a copy of `from`'s data directory: it is stopped, nobody follows
+    /// it, and it is no line of history another server continues; `from` is a primary (a
+    /// standby's data directory knows its primary's ids only as far as it replayed them).
+    fn can_copy(&self, from: usize, to: usize) -> bool {
+        let followed = (0..NODES).any(|s| matches!(self.nodes[s].role, Role::Standby { of, .. } if of == to));
+        let continued = matches!(self.nodes[to].role, Role::Primary)
+            && (0..NODES).any(|s| {
+                s != to && self.nodes[s].lineage == self.nodes[to].lineage && self.nodes[s].role != Role::Deposed
+            });
+        from != to
+            && !followed
+            && !continued
+            && self.nodes[to].running.is_none()
+            && self.nodes[from].role == Role::Primary
+    }
+
+    /// pg_basebackup of a running primary begins (see [`Step::BaseBackup`]).
+    fn base_backup(&mut self, from: usize, to: usize, checkpoint_at: Option<u8>, file_at: Option<u8>) {
+        if !self.can_copy(from, to) || self.nodes[from].running.is_none() || self.nodes[from].backup.is_some() {
+            return;
+        }
+        let n = &mut self.nodes[from];
+        let mut b = Backup { to, checkpoint_at, file_at, redo: None, file: None, between: false, in_write: false };
+        if checkpoint_at.is_none() {
+            n.checkpoint();
+            b.redo = Some(n.disk.redo_from);
+        }
+        n.backup = Some(b);
+    }
+
+    /// The base backups under way end (see [`Step::BackupsEnd`]). A backup whose checkpoint no
+    /// mark write reached takes it now; one whose file no write reached copies it now.
+    fn backups_end(&mut self) {
+        for from in 0..NODES {
+            let Some(b) = self.nodes[from].backup.take() else { continue };
+            if !self.can_copy(from, b.to) || self.nodes[from].running.is_none() {
+                continue;
+            }
+            let n = &mut self.nodes[from];
+            let redo = b.redo.unwrap_or_else(|| {
+                n.checkpoint();
+                n.disk.redo_from
+            });
+            let disk = Disk {
+                file: b.file.unwrap_or_else(|| n.disk.file.clone()),
+                wal: n.disk.wal.clone(),
+                redo_from: redo,
+                system_identifier: n.disk.system_identifier,
+            };
+            let line = n.lineage;
+            // While issue 42's finding 3 is open, a copy that missed a lease that way continues
+            // only what it knows, as a lagging standby does, so that the search goes on.
+            let line = if b.between && FINDING_3_OPEN.with(|o| o.get()) {
+                let known = Lineage::known_to(&self.lineages, line, known_mark(&disk));
+                let mut all = vec![];
+                Lineage::issued(&self.lineages, line, self.lineages[line].issued.len(), &mut all);
+                self.reached.ids_unknown_to_backups += (all.len() - known.issued.len()) as u64;
+                self.reached.finding_3_windows += 1;
+                known
+            } else {
+                Lineage::fork(&self.lineages, line)
+            };
+            self.reached.backups += 1;
+            self.reached.backups_in_write += b.in_write as u64;
+            self.lineages.push(line);
+            let to = &mut self.nodes[b.to];
+            to.disk = disk;
+            to.lineage = self.lineages.len() - 1;
+            to.role = Role::Primary;
+            self.start(b.to);
+        }
     }
 }
 
@@ -908,7 +1062,7 @@ fn replay_into(n: &mut Node, shared: &SharedState, l: &Layout, record: &LeaseRec
 /// A random step, weighted towards issuing ids and letting time pass.
 fn random_step(rng: &mut Rng) -> Step {
     let node = rng.below(NODES as u64) as usize;
-    match rng.below(103) {
+    match rng.below(110) {
         0..=34 => Step::Issue { node, backend: rng.below(3) as u8, count: 1 + rng.below(40) as u16 },
         35..=44 => Step::Worker { node },
         45..=54 => Step::Pause { ms: [1, 5, 50, 400, 1_500, 12_000][rng.below(6) as usize] },
@@ -930,7 +1084,14 @@ fn random_step(rng: &mut Rng) -> Step {
         95..=96 => Step::Rewind { node },
         97..=99 => Step::CopyDataDir { from: rng.below(NODES as u64) as usize, to: node },
         100 => Step::SetMaxClockJump { node, ms: [0, 1_000, 3_000][rng.below(3) as usize] },
-        _ => Step::Receive { node, records: 1 + rng.below(3) as u8 },
+        101..=102 => Step::Receive { node, records: 1 + rng.below(3) as u8 },
+        103..=106 => {
+            let from = (node + 1 + rng.below(NODES as u64 - 1) as usize) % NODES;
+            let mut point = || [None, Some(0), Some(1), Some(2), Some(3), Some(4)][rng.below(6) as usize];
+            let (checkpoint_at, file_at) = (point(), point());
+            Step::BaseBackup { from, to: node, checkpoint_at, file_at }
+        }
+        _ => Step::BackupsEnd,
     }
 }
 
@@ -1018,6 +1179,7 @@ pub(crate) fn search(seed: u64, runs: u64, steps: usize) -> (u64, Reached, Optio
 #[test]
 fn lifecycle_sim() {
     let (seed, runs, steps) = (env("SIM_SEED", 1), env("SIM_RUNS", 200), env("SIM_STEPS", 1_000) as usize);
+    FINDING_3_OPEN.with(|o| o.set(env("SIM_STRICT", 0) == 0));
     let (done, reached, failure) = search(seed, runs, steps);
     if let Some(report) = failure {
         panic!("{report}");
@@ -1026,7 +1188,8 @@ fn lifecycle_sim() {
     println!("{runs} histories of {steps} steps: {reached:?}");
     // The histories of a CI run must reach what they are for: ids, refusals, a standby's
     // refusals, the clock-jump guard's refusals and ids after them, a standby promoted while it
-    // lagged behind ids of its primary.
+    // lagged behind ids of its primary, base backups in the middle of a mark write (finding 3's
+    // window among them).
     let r = reached;
     assert!(
         runs < 200
@@ -1034,7 +1197,9 @@ fn lifecycle_sim() {
                 && r.refusals > 0
                 && r.in_recovery > 0
                 && r.clock_jumps_cleared > 0
-                && r.ids_unknown_to_promoted > 0),
+                && r.ids_unknown_to_promoted > 0
+                && r.backups_in_write > 0
+                && r.finding_3_windows > 0),
         "the histories reached only {r:?}"
     );
 }
@@ -1064,6 +1229,36 @@ fn a_failed_replay_write_never_lets_a_promoted_standby_go_below() {
     OFF.with(|o| o.set(None));
     let (_, what) = broken.expect_err("with the failed write only warned about, ids go below");
     assert!(what.contains("not above"), "{what}");
+}
+
+/// Issue 42's finding 3, open: a base backup can miss a lease. pg_basebackup's checkpoint comes
+/// while a mark write is between its WAL record and its rename (here: the record inserted), and
+/// the mark file is copied before the rename lands: the copy's file holds the lease before, and
+/// the WAL it replays begins after the record (at the checkpoint's redo pointer). The primary
+/// then issues ids under the new lease before the backup ends; the copy, started with its clock
+/// behind those ids, issues below them. The search tolerates this window while the finding is
+/// open (`FINDING_3_OPEN`); with `SIM_STRICT=1` it fails first at seed 2069, and the shortest
+/// history it found was this one without the first lease (6 steps, seed 2523 of an earlier draw).
+/// Not fixed here: un-ignore once fixed, and drop `FINDING_3_OPEN`.
+#[test]
+#[ignore = "issue 42, finding 3: fails until a base backup cannot miss a lease"]
+fn a_base_backup_never_misses_a_lease() {
+    let history = [
+        Step::Issue { node: 0, backend: 0, count: 5 }, // a first lease, in the file
+        Step::CleanStop { node: 2 },
+        Step::SetClock { node: 2, ms: -5_000 },
+        Step::BaseBackup { from: 0, to: 2, checkpoint_at: Some(1), file_at: Some(1) },
+        Step::Pause { ms: 1_500 },
+        Step::Issue { node: 0, backend: 0, count: 19 }, // a new lease: the checkpoint, the copy
+        Step::BackupsEnd,
+        Step::Issue { node: 2, backend: 1, count: 18 },
+    ];
+    FINDING_3_OPEN.with(|o| o.set(false));
+    let result = run(&history);
+    FINDING_3_OPEN.with(|o| o.set(true));
+    if let Err((at, what)) = result {
+        panic!("step {at}: {what}");
+    }
 }
 
 /// The negative controls: each mechanism switched off, the simulation must break a promise
