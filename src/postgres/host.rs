@@ -133,10 +133,16 @@ impl Waiter for PgHost {
 }
 
 impl MarkStore for PgHost {
-    /// The WAL record first (PostgreSQL 15+; with snowflake.lease_sync, confirmed by the
-    /// synchronous standbys), then the file: all before the mark is used.
+    /// The file first, then the WAL record: a base backup copies the file after its checkpoint
+    /// began, so a record before the checkpoint's redo pointer (which the copy does not replay)
+    /// had its file in place before the copy (issue 42's finding 3: with the record first, a
+    /// copy could know the lease from neither). A file ahead of the WAL after a crash between the
+    /// two is a higher mark, never a lower one; nothing is published before both (the record
+    /// flushed and, with snowflake.lease_sync, confirmed by the synchronous standbys).
     fn persist_mark(&mut self, unix_ms: i64, writer: &MarkWriter) -> Result<(), Error> {
         self.begin(writer, WriteStep::FlagTaken);
+        self.begin(writer, WriteStep::FileWrite);
+        mark_store::write_with(writer.shared(), unix_ms, || self.begin(writer, WriteStep::FileRename))?;
         #[cfg(not(feature = "pg14"))]
         {
             self.begin(writer, WriteStep::WalInsert);
@@ -149,8 +155,6 @@ impl MarkStore for PgHost {
                 }
             }
         }
-        self.begin(writer, WriteStep::FileWrite);
-        mark_store::write_with(writer.shared(), unix_ms, || self.begin(writer, WriteStep::FileRename))?;
         self.begin(writer, WriteStep::Publish);
         Ok(())
     }

@@ -19,8 +19,9 @@
 //! continue it: a promoted standby, a copy), every id of a layout is above every id of that layout
 //! issued before (a standby promoted while it lagged continues only what it could know: the ids at
 //! or below the highest mark its data directory holds; the leases it never received may be issued
-//! again, as PostgreSQL's asynchronous replication allows; a base backup that fell in issue 42's
-//! finding 3, still open, likewise, until it is fixed); an id of another layout than the last one
+//! again, as PostgreSQL's asynchronous replication allows; a base backup is held to all of its
+//! line, including a lease whose write its checkpoint and its copy of the file fell in: issue 42's
+//! finding 3, fixed by writing the file before the WAL record); an id of another layout than the last one
 //! issued needs a change accepted by `snowflake.accept_layout_change`, and is above every id of the
 //! old layout unless that acceptance said it could not be; no server in recovery issues an id; no
 //! call waits longer than its bounds; and no refusal outlives its cause (a change of layout its
@@ -29,9 +30,8 @@
 //! `cargo test -p pg_snowflake_core lifecycle_sim` runs `SIM_RUNS` histories (default 200) of
 //! `SIM_STEPS` steps (default 1,000) from seed `SIM_SEED` (default 1) on. A failure prints its
 //! seed, the step, the broken promise and the shortest history found that still breaks it.
-//! `SIM_STRICT=1` holds the base backups of finding 3's window to all of their line too (the search
-//! then fails, first at seed 2069; `a_base_backup_never_misses_a_lease` replays a short history of
-//! it).
+//! (With the WAL record written before the file, as it was, the search failed first at seed 2069;
+//! `a_base_backup_never_misses_a_lease` replays a short history of it.)
 
 use crate::error::Error;
 use crate::generator::Generator;
@@ -52,15 +52,6 @@ const DAY_MS: i64 = 86_400_000;
 const NODES: usize = 3;
 const MAX_CLOCK_WAIT_MS: u64 = 1_000;
 const MAX_MARK_WAIT_MS: u64 = 5_000;
-
-thread_local! {
-    /// Issue 42's finding 3, open: a base backup whose checkpoint came after a mark write's WAL
-    /// record, and which copied the mark file before that write's rename, knows that lease
-    /// neither from its file nor from the WAL it replays. While the finding is open the search
-    /// holds such a copy only to what it knows (and counts it), so that it goes on past it;
-    /// `a_base_backup_never_misses_a_lease` holds it to all of its line, and fails until fixed.
-    static FINDING_3_OPEN: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
-}
 
 /// The layouts a server can be set to: the default, then each field changed in turn.
 fn layout(i: u8) -> Layout {
@@ -367,7 +358,6 @@ pub(crate) struct Reached {
     pub(crate) backups: u64,
     pub(crate) backups_in_write: u64,
     pub(crate) finding_3_windows: u64,
-    pub(crate) ids_unknown_to_backups: u64,
 }
 
 impl Reached {
@@ -382,7 +372,6 @@ impl Reached {
         self.backups += o.backups;
         self.backups_in_write += o.backups_in_write;
         self.finding_3_windows += o.finding_3_windows;
-        self.ids_unknown_to_backups += o.ids_unknown_to_backups;
     }
 }
 
@@ -447,7 +436,9 @@ impl SimHost<'_> {
             if b.redo.is_some() && b.file.is_none() && b.file_at == Some(step) {
                 b.file = Some(n.disk.file.clone());
                 b.in_write = true;
-                b.between |= self.checkpoint_here.is_some_and(|at| (1..=3).contains(&at)) && step <= 3;
+                // Finding 3's window, had the record come first: the checkpoint and the copy of
+                // the file in one write.
+                b.between |= self.checkpoint_here.is_some();
             }
         }
         if self.node.crash_at == Some(step) {
@@ -462,12 +453,29 @@ impl SimHost<'_> {
 }
 
 impl MarkStore for SimHost<'_> {
-    /// As the shell does it: the WAL record inserted and flushed, then the file replaced.
+    /// As the shell does it: the file replaced, then the WAL record inserted and flushed (the
+    /// file first: a base backup whose checkpoint's redo pointer is past the record copies the
+    /// file after the rename; issue 42's finding 3).
     fn persist_mark(&mut self, unix_ms: i64, writer: &MarkWriter) -> Result<(), Error> {
         let ended = || Error::MarkWrite { reason: "the process ended".into(), os_error: None };
         self.checkpoint_here = None;
         if self.ends_at(0, &mut None) {
             return Err(ended());
+        }
+        writer.step(WriteStep::FileWrite);
+        if let Some(errno) = self.node.fail_errno {
+            return Err(Error::MarkWrite { reason: format!("os error {errno}"), os_error: Some(errno) });
+        }
+        let stamped = lifecycle::stamp(writer.shared(), &self.layout);
+        let text = mark_file::render(unix_ms, self.node.machine_id, &stamped, self.node.disk.system_identifier);
+        *self.now_us += self.node.write_ms as i64 * 1000;
+        if self.ends_at(1, &mut None) {
+            return Err(ended()); // the temporary file only
+        }
+        writer.step(WriteStep::FileRename);
+        self.node.disk.file = Some(text);
+        if self.ends_at(2, &mut None) {
+            return Err(ended()); // the file ahead of the WAL: a higher mark, never a lower one
         }
         writer.step(WriteStep::WalInsert);
         if matches!(self.node.role, Role::Standby { .. }) {
@@ -485,28 +493,13 @@ impl MarkStore for SimHost<'_> {
             }
             .encode(),
         );
-        if self.ends_at(1, &mut inserted) {
+        if self.ends_at(3, &mut inserted) {
             return Err(ended()); // inserted, not flushed: lost (unless a checkpoint flushed it)
         }
         writer.step(WriteStep::WalFlush);
         if let Some(record) = inserted.take() {
             self.node.disk.wal.push(record);
         }
-        *self.now_us += self.node.write_ms as i64 * 1000;
-        if self.ends_at(2, &mut None) {
-            return Err(ended());
-        }
-        writer.step(WriteStep::FileWrite);
-        if let Some(errno) = self.node.fail_errno {
-            return Err(Error::MarkWrite { reason: format!("os error {errno}"), os_error: Some(errno) });
-        }
-        let stamped = lifecycle::stamp(writer.shared(), &self.layout);
-        let text = mark_file::render(unix_ms, self.node.machine_id, &stamped, self.node.disk.system_identifier);
-        if self.ends_at(3, &mut None) {
-            return Err(ended()); // the temporary file only
-        }
-        writer.step(WriteStep::FileRename);
-        self.node.disk.file = Some(text);
         if self.ends_at(4, &mut None) {
             return Err(ended());
         }
@@ -984,18 +977,8 @@ impl World {
                 system_identifier: n.disk.system_identifier,
             };
             let line = n.lineage;
-            // While issue 42's finding 3 is open, a copy that missed a lease that way continues
-            // only what it knows, as a lagging standby does, so that the search goes on.
-            let line = if b.between && FINDING_3_OPEN.with(|o| o.get()) {
-                let known = Lineage::known_to(&self.lineages, line, known_mark(&disk));
-                let mut all = vec![];
-                Lineage::issued(&self.lineages, line, self.lineages[line].issued.len(), &mut all);
-                self.reached.ids_unknown_to_backups += (all.len() - known.issued.len()) as u64;
-                self.reached.finding_3_windows += 1;
-                known
-            } else {
-                Lineage::fork(&self.lineages, line)
-            };
+            let line = Lineage::fork(&self.lineages, line);
+            self.reached.finding_3_windows += b.between as u64;
             self.reached.backups += 1;
             self.reached.backups_in_write += b.in_write as u64;
             self.lineages.push(line);
@@ -1179,7 +1162,6 @@ pub(crate) fn search(seed: u64, runs: u64, steps: usize) -> (u64, Reached, Optio
 #[test]
 fn lifecycle_sim() {
     let (seed, runs, steps) = (env("SIM_SEED", 1), env("SIM_RUNS", 200), env("SIM_STEPS", 1_000) as usize);
-    FINDING_3_OPEN.with(|o| o.set(env("SIM_STRICT", 0) == 0));
     let (done, reached, failure) = search(seed, runs, steps);
     if let Some(report) = failure {
         panic!("{report}");
@@ -1231,17 +1213,16 @@ fn a_failed_replay_write_never_lets_a_promoted_standby_go_below() {
     assert!(what.contains("not above"), "{what}");
 }
 
-/// Issue 42's finding 3, open: a base backup can miss a lease. pg_basebackup's checkpoint comes
-/// while a mark write is between its WAL record and its rename (here: the record inserted), and
-/// the mark file is copied before the rename lands: the copy's file holds the lease before, and
-/// the WAL it replays begins after the record (at the checkpoint's redo pointer). The primary
-/// then issues ids under the new lease before the backup ends; the copy, started with its clock
-/// behind those ids, issues below them. The search tolerates this window while the finding is
-/// open (`FINDING_3_OPEN`); with `SIM_STRICT=1` it fails first at seed 2069, and the shortest
-/// history it found was this one without the first lease (6 steps, seed 2523 of an earlier draw).
-/// Not fixed here: un-ignore once fixed, and drop `FINDING_3_OPEN`.
+/// Issue 42's finding 3: a base backup could miss a lease. With the WAL record written before the
+/// file, pg_basebackup's checkpoint could come while a mark write was between its record and its
+/// rename, and the mark file be copied before the rename landed: the copy's file held the lease
+/// before, and the WAL it replays begins after the record (at the checkpoint's redo pointer). The
+/// primary then issued ids under the new lease before the backup ended; the copy, started with
+/// its clock behind those ids, issued below them (the search failed first at seed 2069; the
+/// shortest history found was this one without the first lease). The file is now written first:
+/// a record before the redo pointer had its file renamed before the checkpoint began, so before
+/// the copy. Negative control: the sim's writer with the record first again fails here.
 #[test]
-#[ignore = "issue 42, finding 3: fails until a base backup cannot miss a lease"]
 fn a_base_backup_never_misses_a_lease() {
     let history = [
         Step::Issue { node: 0, backend: 0, count: 5 }, // a first lease, in the file
@@ -1253,9 +1234,7 @@ fn a_base_backup_never_misses_a_lease() {
         Step::BackupsEnd,
         Step::Issue { node: 2, backend: 1, count: 18 },
     ];
-    FINDING_3_OPEN.with(|o| o.set(false));
     let result = run(&history);
-    FINDING_3_OPEN.with(|o| o.set(true));
     if let Err((at, what)) = result {
         panic!("step {at}: {what}");
     }

@@ -14,27 +14,28 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 pub enum WriteStep {
     /// The flag is taken; nothing is written yet.
     FlagTaken = 1,
-    /// About to insert the lease's WAL record (PostgreSQL 15+).
+    /// About to write and fsync the mark's temporary file (first: a base backup's copy of the file
+    /// must hold every lease whose WAL record comes before its checkpoint; issue 42, finding 3).
+    FileWrite = 5,
+    /// The temporary file is durable; about to rename it over the mark and fsync the directory.
+    FileRename = 6,
+    /// The file is in place; about to insert the lease's WAL record (PostgreSQL 15+).
     WalInsert = 2,
     /// The record is inserted; about to flush the WAL up to it.
     WalFlush = 3,
     /// Waiting for the synchronous standbys to confirm the record (snowflake.lease_sync).
     StandbyWait = 4,
-    /// About to write and fsync the mark's temporary file.
-    FileWrite = 5,
-    /// The temporary file is durable; about to rename it over the mark and fsync the directory.
-    FileRename = 6,
     /// The mark is durable; about to publish it to the other processes.
     Publish = 7,
 }
 
 pub const WRITE_STEPS: [WriteStep; 7] = [
     WriteStep::FlagTaken,
+    WriteStep::FileWrite,
+    WriteStep::FileRename,
     WriteStep::WalInsert,
     WriteStep::WalFlush,
     WriteStep::StandbyWait,
-    WriteStep::FileWrite,
-    WriteStep::FileRename,
     WriteStep::Publish,
 ];
 
