@@ -153,6 +153,8 @@ impl Generator {
         let mut counted_writer_wait = false;
         let mut counted_wait = false;
         let mut counted_mark_wait = false;
+        // Whether this call wrote a mark (lease::cover returned Done) since it began waiting.
+        let mut written = false;
         loop {
             let now_ms = host.now_ms();
             let blocked = match self.try_issue(shared, now_ms) {
@@ -175,29 +177,30 @@ impl Generator {
                     }
                     *waited = true;
                     let since_us = *mark_since_us.get_or_insert_with(|| host.monotonic_us());
-                    let cover = lease::cover(shared, &self.layout, now_ms, host)?;
                     let limit_ms = host.limits().max_mark_wait_ms;
-                    let over = host.monotonic_us() - since_us > limit_ms.saturating_mul(1000);
-                    match cover {
+                    let over = |host: &mut H| host.monotonic_us() - since_us > limit_ms.saturating_mul(1000);
+                    // A mark was written, yet it does not reach this tick: a write that took
+                    // longer than its lease. The next lease is longer; this call gives up only
+                    // when its writes took longer than max_mark_wait in all. (Never right after a
+                    // write: the new mark may reach the clock, its lease being twice as long as
+                    // the last write took, and the id is then taken.)
+                    if written && over(host) {
+                        stats.mark_wait_timeouts.fetch_add(1, Relaxed);
+                        return Err(Error::MarkWriteTooSlow { limit_ms: limit_ms as i64 });
+                    }
+                    match lease::cover(shared, &self.layout, now_ms, host)? {
                         lease::Cover::Busy { pid, step } => {
                             if !counted_writer_wait {
                                 counted_writer_wait = true;
                                 stats.writer_waits.fetch_add(1, Relaxed);
                             }
-                            if over {
+                            if over(host) {
                                 stats.mark_wait_timeouts.fetch_add(1, Relaxed);
                                 return Err(Error::MarkWriterBusy { pid, step, limit_ms: limit_ms as i64 });
                             }
                             host.sleep_ms(1);
                         }
-                        // A mark was written, but it may not reach this tick: a write that took
-                        // longer than its lease. The next lease is longer; this call gives up
-                        // only when its writes took longer than max_mark_wait in all.
-                        lease::Cover::Done if over => {
-                            stats.mark_wait_timeouts.fetch_add(1, Relaxed);
-                            return Err(Error::MarkWriteTooSlow { limit_ms: limit_ms as i64 });
-                        }
-                        lease::Cover::Done => {}
+                        lease::Cover::Done => written = true,
                     }
                     continue;
                 }

@@ -247,6 +247,23 @@ fn mark_writes_slower_than_the_lease_lengthen_it_and_never_loop_for_ever() {
     assert_eq!(slow.mark.last_write_ms.load(Relaxed), 30_000);
 }
 
+/// A write slower than max_mark_wait whose mark still reaches the clock when it is done (the lease
+/// is twice as long as the last write took): the call takes its id. It used to give up right after
+/// the write, with 58030 ("each write took longer than its lease"), though this one did not.
+#[test]
+fn a_write_slower_than_max_mark_wait_that_reaches_the_clock_gives_the_id() {
+    let g = generator(0, 1);
+    let state = fresh();
+    let mut host = FakeHost::at(EPOCH_2025 + 5_000);
+    host.limits.max_mark_wait_ms = 1_000;
+    state.mark.last_write_ms.store(1_500, Relaxed); // the last write took 1.5 s: a 3 s lease
+    host.write_us = 1_200_000;
+    let id = g.next_id(&state, &mut host).expect("the mark written reaches the clock");
+    assert_eq!(host.marks, vec![EPOCH_2025 + 8_000], "one write");
+    assert_eq!(g.layout().decode(id).unwrap().unix_ms, EPOCH_2025 + 6_200);
+    assert_eq!(state.stats().mark_wait_timeouts, 0);
+}
+
 /// A clock that stands still with the tick's sequence used up: the wait ends after a tick and
 /// max_clock_wait, with its own error.
 #[test]
