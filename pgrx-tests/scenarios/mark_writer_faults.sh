@@ -42,6 +42,52 @@ back_again() {
   echo no
 }
 
+# reloaded SETTING VALUE: until a new session has SETTING = VALUE (pg_reload_conf() only signals
+# the postmaster: a session started before it has read the file again still has the old value).
+reloaded() {
+  local _
+  for _ in $(seq 1 200); do
+    [ "$(psql_on faults -At -c "SHOW $1")" = "$2" ] && return 0
+    sleep 0.05
+  done
+  echo "snowflake's server did not take $1 = $2" >&2
+  exit 1
+}
+
+# start_writer STEP HOLD: a session (the writer) whose mark write pauses at STEP for HOLD ms;
+# returns once it is in that pause (its line in the server log), its psql's pid in writer_psql and
+# its backend's in wpid. A writer may need no write: a mark write already under way when the lease
+# ran out (the lease worker's, renewing it while the last ids were issued) publishes a fresh lease
+# while it connects, and it then issues an id and ends without pausing. Another writer is started
+# then, up to four times; each is counted in the report.
+start_writer() {
+  local step=$1 hold=$2 try deadline
+  for try in 1 2 3 4 5; do
+    lease_spent faults
+    : >"$SCRATCH/writer.out"
+    psql_on faults -At -c "SET snowflake.fault_hold_at = '$step'" -c "SET snowflake.fault_hold_ms = $hold" \
+      -c "SELECT pg_backend_pid()" -c "SELECT snowflake_nextval()" >"$SCRATCH/writer.out" 2>"$SCRATCH/writer.err" &
+    writer_psql=$!
+    # Its pid, then its pause, each awaited while its psql runs (at most a minute).
+    deadline=$((SECONDS + 60))
+    wpid=
+    while [ -z "$wpid" ] && [ $SECONDS -lt $deadline ] && kill -0 "$writer_psql" 2>/dev/null; do
+      sleep 0.02
+      wpid=$(head -n 1 "$SCRATCH/writer.out")
+    done
+    [ -n "$wpid" ] || wpid=$(head -n 1 "$SCRATCH/writer.out")
+    while [ -n "$wpid" ] && [ $SECONDS -lt $deadline ]; do
+      grep -q "\[$wpid\] LOG:  pg_snowflake fault injection: the mark write pauses at $step " "$SCRATCH/faults.log" && return 0
+      kill -0 "$writer_psql" 2>/dev/null || break
+      sleep 0.02
+    done
+    wait "$writer_psql" 2>/dev/null || true
+    echo "$step: writer $try did not pause (it issued: $(sed -n 2p "$SCRATCH/writer.out"); $(head -n 1 "$SCRATCH/writer.err")): another started" >>"$REPORT"
+  done
+  echo "$step: no writer paused at its step in five tries" >&2
+  exit 1
+}
+
 case_no=0
 # fault_case STEP DESCRIPTION FAULT
 fault_case() {
@@ -52,26 +98,17 @@ fault_case() {
     # The step is reached only with lease_sync and a synchronous standby to wait for (none answers).
     psql_on faults -c "ALTER SYSTEM SET snowflake.lease_sync = on" -c "ALTER SYSTEM SET synchronous_standby_names = 'nosuch'" \
       -c "SELECT pg_reload_conf()" >/dev/null
+    reloaded synchronous_standby_names nosuch
   fi
-  # Stopped, the writer must still be in its pause when SIGSTOP comes (finding its pid and a
-  # second session's error take a second or two on a loaded machine), and past it when continued.
+  # Stopped, the writer is stopped as soon as it is in its pause (before the second session's
+  # checks, which take a second or two on a loaded machine), and past its pause when continued:
+  # its write then took longer than its lease and than max_mark_wait.
   [ "$fault" = stop ] && hold=4000
-  lease_spent faults
-  : >"$SCRATCH/writer.out"
-  psql_on faults -At -c "SET snowflake.fault_hold_at = '$step'" -c "SET snowflake.fault_hold_ms = $hold" \
-    -c "SELECT pg_backend_pid()" -c "SELECT snowflake_nextval()" >"$SCRATCH/writer.out" 2>"$SCRATCH/writer.err" &
-  local writer_psql=$!
-  for _ in $(seq 1 250); do
-    wpid=$(head -n 1 "$SCRATCH/writer.out")
-    [ -n "$wpid" ] && break
-    sleep 0.02
-  done
-  # Until the writer has taken the flag and paused (its line in the server log): a second
-  # session started sooner could take the flag itself, and the writer then find a fresh lease.
-  for _ in $(seq 1 200); do
-    grep -q "\[$wpid\] LOG:  pg_snowflake fault injection: the mark write pauses at $step " "$SCRATCH/faults.log" && break
-    sleep 0.05
-  done
+  # Until the writer has taken the flag and paused at STEP: a second session started sooner could
+  # take the flag itself, and the writer then find a fresh lease.
+  local writer_psql
+  start_writer "$step" "$hold"
+  [ "$fault" = stop ] && kill -STOP "$wpid"
   # The writer holds the flag (it paused at STEP): a second session gives up, naming it.
   for _ in $(seq 1 10); do
     seen=$(second_session_error)
@@ -93,7 +130,6 @@ fault_case() {
     cancel) psql_on faults -c "SELECT pg_cancel_backend($wpid)" >/dev/null ;;
     kill) kill -KILL "$wpid" ;;
     stop)
-      kill -STOP "$wpid"
       sleep 2
       # Stopped for longer than the bound: still the clear error, never a hang.
       [[ $(second_session_error) == "55P03: waited 500 ms"*"process $wpid "* ]] || seen="$seen; while stopped: unexpected"
@@ -115,6 +151,7 @@ fault_case() {
   if [ "$step" = standby_wait ]; then
     psql_on faults -c "ALTER SYSTEM RESET snowflake.lease_sync" -c "ALTER SYSTEM RESET synchronous_standby_names" \
       -c "SELECT pg_reload_conf()" >/dev/null
+    reloaded synchronous_standby_names ""
   fi
   case_no=$((case_no + 1))
   back=$(back_again "$case_no" 10)
@@ -148,9 +185,11 @@ psql_on faults -At -c "SELECT 'snowflake_stats() counts the waits for another wr
 
 # Negative control: the flag outlives its holder (no release at exit, no takeover).
 psql_on faults -c "ALTER SYSTEM SET snowflake.fault_keep_writer_flag = on" -c "SELECT pg_reload_conf()" >/dev/null
+reloaded snowflake.fault_keep_writer_flag on
 : >"$SCRATCH/while_faulted"
 fault_case before_wal_flush "flushing the WAL" terminate 2>&1 | sed 's/ids again within 10 s/(negative control: the flag outlives its holder) ids again within 10 s/'
 echo "negative control: every call meanwhile: $(sed "s/process [0-9]*/process N/" "$SCRATCH/while_faulted" | sort -u)"
 psql_on faults -c "ALTER SYSTEM RESET snowflake.fault_keep_writer_flag" -c "SELECT pg_reload_conf()" >/dev/null
+reloaded snowflake.fault_keep_writer_flag off
 case_no=$((case_no + 1))
 echo "with the release switched on again, the dead writer's flag is taken over: ids again within 10 s: $(back_again "$case_no" 10)"
