@@ -1,10 +1,13 @@
 //! The core's view of the world inside a PostgreSQL process: the system clock (read through the
 //! vDSO, no system call), pauses that PostgreSQL can cancel (Ctrl-C, statement_timeout, shutdown),
-//! the mark (its file, and its WAL record on PostgreSQL 15+), the settings, and the server log.
+//! the I/O of a mark write (its file, and its WAL record on PostgreSQL 15+; the core's `mark_write`
+//! orders them), recovery, the settings, and the server log.
 
 use super::clock::{monotonic_us, wall_clock_ms, wall_clock_us};
 use super::{mark_store, process_counters, settings, shared_memory};
-use pg_snowflake_core::host::{Clock, Events, Limits, MarkStore, Processes, Settings, Waiter};
+use pg_snowflake_core::host::{Clock, Events, Limits, MarkStore, Processes, Recovery, Settings, Waiter};
+use pg_snowflake_core::lease_record::LEN;
+use pg_snowflake_core::mark_write::{self, Identity, MarkIo};
 use pg_snowflake_core::mark_writer::{self, MarkWriter, WriteStep};
 use pg_snowflake_core::state::SharedState;
 use pg_snowflake_core::Error;
@@ -12,40 +15,6 @@ use pgrx::pg_sys;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 pub struct PgHost;
-
-impl PgHost {
-    /// Waits until the synchronous standbys have flushed `lsn`, at most snowflake.max_mark_wait;
-    /// cancellable (statement_timeout, Ctrl-C).
-    #[cfg(not(feature = "pg14"))]
-    fn wait_for_sync_standbys(&mut self, lsn: pg_sys::XLogRecPtr) -> Result<(), Error> {
-        let started_us = monotonic_us();
-        let limit_ms = settings::max_mark_wait_ms();
-        while !super::wal::confirmed_by_sync_standbys(lsn) {
-            if monotonic_us() - started_us > limit_ms * 1000 {
-                let standby_names = super::wal::sync_standby_names();
-                return Err(Error::StandbysDidNotConfirm { standby_names, limit_ms: limit_ms as i64 });
-            }
-            self.sleep_ms(1);
-        }
-        Ok(())
-    }
-
-    /// The next step of a mark write: said to the waiting processes, and in the test builds a
-    /// pause there when snowflake.fault_hold_at names it.
-    fn begin(&mut self, writer: &MarkWriter, step: WriteStep) {
-        writer.step(step);
-        #[cfg(feature = "fault_injection")]
-        if let Some((at, ms)) = settings::fault_hold() {
-            if at == step.name() {
-                pgrx::log!("pg_snowflake fault injection: the mark write pauses at {at} for {ms} ms");
-                let deadline_us = monotonic_us() + ms * 1000;
-                while monotonic_us() < deadline_us {
-                    self.sleep_ms(10);
-                }
-            }
-        }
-    }
-}
 
 /// Whether this process has asked to release the writer's flag when it exits.
 static EXIT_RELEASE_REGISTERED: AtomicBool = AtomicBool::new(false);
@@ -133,30 +102,109 @@ impl Waiter for PgHost {
 }
 
 impl MarkStore for PgHost {
-    /// The file first, then the WAL record: a base backup copies the file after its checkpoint
-    /// began, so a record before the checkpoint's redo pointer (which the copy does not replay)
-    /// had its file in place before the copy (issue 42's finding 3: with the record first, a
-    /// copy could know the lease from neither). A file ahead of the WAL after a crash between the
-    /// two is a higher mark, never a lower one; nothing is published before both (the record
-    /// flushed and, with snowflake.lease_sync, confirmed by the synchronous standbys).
+    /// In the core's order (`mark_write`: the file, then the lease's WAL record, then publish).
     fn persist_mark(&mut self, unix_ms: i64, writer: &MarkWriter) -> Result<(), Error> {
-        self.begin(writer, WriteStep::FlagTaken);
-        self.begin(writer, WriteStep::FileWrite);
-        mark_store::write_with(writer.shared(), unix_ms, || self.begin(writer, WriteStep::FileRename))?;
-        #[cfg(not(feature = "pg14"))]
-        {
-            self.begin(writer, WriteStep::WalInsert);
-            if let Some(lsn) = super::wal::insert_lease(unix_ms) {
-                self.begin(writer, WriteStep::WalFlush);
-                super::wal::flush(lsn);
-                if settings::lease_sync() {
-                    self.begin(writer, WriteStep::StandbyWait);
-                    self.wait_for_sync_standbys(lsn)?;
+        mark_write::persist(self, unix_ms, writer)
+    }
+}
+
+/// The I/O of each step of a mark write; the core decides their order.
+impl MarkIo for PgHost {
+    fn identity(&mut self) -> Result<Identity, Error> {
+        mark_store::identity()
+    }
+
+    /// In the test builds, a pause when snowflake.fault_hold_at names the step.
+    fn at_step(&mut self, step: WriteStep) -> Result<(), Error> {
+        #[cfg(feature = "fault_injection")]
+        if let Some((at, ms)) = settings::fault_hold() {
+            if at == step.name() {
+                pgrx::log!("pg_snowflake fault injection: the mark write pauses at {at} for {ms} ms");
+                let deadline_us = monotonic_us() + ms * 1000;
+                while monotonic_us() < deadline_us {
+                    self.sleep_ms(10);
                 }
             }
         }
-        self.begin(writer, WriteStep::Publish);
+        let _ = step;
         Ok(())
+    }
+
+    fn write_temp_file(&mut self, text: &str) -> Result<(), Error> {
+        mark_store::write_temp(text)
+    }
+
+    fn replace_mark_file(&mut self) -> Result<(), Error> {
+        mark_store::replace()
+    }
+
+    /// PostgreSQL 15+: the record of pg_snowflake's resource manager; 14 logs no lease.
+    fn insert_lease_record(&mut self, record: &[u8; LEN]) -> Result<Option<u64>, Error> {
+        #[cfg(not(feature = "pg14"))]
+        return Ok(super::wal::insert_lease(record));
+        #[cfg(feature = "pg14")]
+        {
+            let _ = record;
+            Ok(None)
+        }
+    }
+
+    fn flush_wal(&mut self, end: u64) -> Result<(), Error> {
+        #[cfg(not(feature = "pg14"))]
+        super::wal::flush(end);
+        let _ = end;
+        Ok(())
+    }
+
+    fn lease_sync(&mut self) -> bool {
+        #[cfg(not(feature = "pg14"))]
+        return settings::lease_sync();
+        #[cfg(feature = "pg14")]
+        false
+    }
+
+    fn standbys_confirmed(&mut self, end: u64) -> bool {
+        #[cfg(not(feature = "pg14"))]
+        return super::wal::confirmed_by_sync_standbys(end);
+        #[cfg(feature = "pg14")]
+        {
+            let _ = end;
+            true
+        }
+    }
+
+    fn sync_standby_names(&mut self) -> String {
+        #[cfg(not(feature = "pg14"))]
+        return super::wal::sync_standby_names();
+        #[cfg(feature = "pg14")]
+        String::new()
+    }
+
+    fn record_first(&mut self) -> bool {
+        #[cfg(not(feature = "pg14"))]
+        return settings::fault_record_first();
+        #[cfg(feature = "pg14")]
+        false
+    }
+}
+
+impl Recovery for PgHost {
+    /// Recovery, once ended, never resumes in a running server (a promoted standby stays a
+    /// primary), so after the first `false` this process makes no more calls into PostgreSQL
+    /// here: each costs a `sigsetjmp` in pgrx's guard, a sixth of `snowflake_nextval()`'s time.
+    #[inline]
+    fn in_recovery(&mut self) -> bool {
+        // One per process (backends are processes, not threads); Relaxed is all it needs.
+        static RECOVERY_ENDED: AtomicBool = AtomicBool::new(false);
+        if RECOVERY_ENDED.load(Relaxed) {
+            return false;
+        }
+        // SAFETY: a read of the shared recovery state, valid in any backend.
+        let in_recovery = unsafe { pg_sys::RecoveryInProgress() };
+        if !in_recovery {
+            RECOVERY_ENDED.store(true, Relaxed);
+        }
+        in_recovery
     }
 }
 

@@ -5,6 +5,7 @@
 use super::server_config;
 use pg_snowflake_core::lifecycle;
 use pg_snowflake_core::mark_file::{self, MarkRecord};
+use pg_snowflake_core::mark_write::Identity;
 use pg_snowflake_core::state::SharedState;
 use pg_snowflake_core::{Error, Layout};
 use pgrx::pg_sys;
@@ -39,21 +40,38 @@ pub fn read() -> Result<Option<MarkRecord>, String> {
 }
 
 /// Makes `unix_ms` this server's durable mark, stamped with the layout the core says
-/// (`lifecycle::stamp`: the old one while a change of layout is refused).
+/// (`lifecycle::stamp`: the old one while a change of layout is refused): the clean stop's write.
 pub fn write(shared: &SharedState, unix_ms: i64) -> Result<(), Error> {
-    write_with(shared, unix_ms, || {})
+    write_stamped(unix_ms, &lifecycle::stamp(shared, server_config::layout()?))
 }
 
-/// The same, running `before_rename` once the new file is durable, before it replaces the mark.
-pub fn write_with(shared: &SharedState, unix_ms: i64, before_rename: impl FnOnce()) -> Result<(), Error> {
-    write_stamped(unix_ms, &lifecycle::stamp(shared, server_config::layout()?), before_rename)
+/// Who this server is, as its mark file and lease records say it.
+pub fn identity() -> Result<Identity, Error> {
+    Ok(Identity {
+        machine_id: server_config::machine_id_or_unset(),
+        layout: *server_config::layout()?,
+        system_identifier: system_identifier(),
+    })
+}
+
+/// A mark write's first file step: `text` in the temporary file, synced.
+pub fn write_temp(text: &str) -> Result<(), Error> {
+    mark_file::write_temp(&data_dir(), text).map_err(write_error)
+}
+
+/// Its second: the temporary file renamed over the mark, the directory synced.
+pub fn replace() -> Result<(), Error> {
+    mark_file::replace(&data_dir()).map_err(write_error)
+}
+
+fn write_error(e: std::io::Error) -> Error {
+    Error::MarkWrite { reason: e.to_string(), os_error: e.raw_os_error() }
 }
 
 /// The mark file replaced by `unix_ms`, stamped with `stamped`, with this server's identity.
-fn write_stamped(unix_ms: i64, stamped: &Layout, before_rename: impl FnOnce()) -> Result<(), Error> {
+fn write_stamped(unix_ms: i64, stamped: &Layout) -> Result<(), Error> {
     let machine_id = server_config::machine_id_or_unset();
-    mark_file::write(&data_dir(), unix_ms, machine_id, stamped, system_identifier(), before_rename)
-        .map_err(|e| Error::MarkWrite { reason: e.to_string(), os_error: e.raw_os_error() })
+    mark_file::write(&data_dir(), unix_ms, machine_id, stamped, system_identifier(), || {}).map_err(write_error)
 }
 
 /// The mark file as redo writes it (`lifecycle::replay` decides when, and what a failure means);
@@ -64,7 +82,7 @@ pub struct RedoFile;
 #[cfg(not(feature = "pg14"))]
 impl pg_snowflake_core::host::MarkFile for RedoFile {
     fn write_mark_file(&mut self, unix_ms: i64, stamped: &Layout) -> Result<(), Error> {
-        write_stamped(unix_ms, stamped, || {})
+        write_stamped(unix_ms, stamped)
     }
 }
 

@@ -37,6 +37,8 @@ static FAULT_KEEP_WRITER_FLAG: GucSetting<bool> = GucSetting::<bool>::new(false)
 #[cfg(feature = "fault_injection")]
 static FAULT_RUN_AS_CALLER: GucSetting<bool> = GucSetting::<bool>::new(false);
 #[cfg(all(feature = "fault_injection", not(feature = "pg14")))]
+static FAULT_RECORD_FIRST: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(all(feature = "fault_injection", not(feature = "pg14")))]
 static FAULT_REDO_WRITE_WARNS: GucSetting<bool> = GucSetting::<bool>::new(false);
 
 /// What the settings file said for the integer layout settings, read before they are defined:
@@ -221,6 +223,15 @@ pub fn define(load_key_file: fn(String), define_more: fn()) -> RawSettings {
             GucContext::Sighup,
             GucFlags::default(),
         );
+        #[cfg(not(feature = "pg14"))]
+        GucRegistry::define_bool_guc(
+            c"snowflake.fault_record_first",
+            c"TEST BUILDS ONLY: a mark write inserts the lease's WAL record before it writes the mark file.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the base_backup_in_write scenario (0.2.0's order before issue 42's fix).",
+            &FAULT_RECORD_FIRST,
+            GucContext::Sighup,
+            GucFlags::default(),
+        );
         GucRegistry::define_bool_guc(
             c"snowflake.fault_run_as_caller",
             c"TEST BUILDS ONLY: a conversion's statements run as the caller, not as the owner in a security-restricted operation.",
@@ -268,6 +279,17 @@ pub fn fault_run_as_caller() -> bool {
 pub fn fault_redo_write_warns() -> bool {
     #[cfg(feature = "fault_injection")]
     return FAULT_REDO_WRITE_WARNS.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: whether a mark write puts the lease's WAL record before the file; always
+/// false in every other build.
+#[cfg(not(feature = "pg14"))]
+#[inline(always)]
+pub fn fault_record_first() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_RECORD_FIRST.get();
     #[cfg(not(feature = "fault_injection"))]
     false
 }

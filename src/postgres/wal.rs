@@ -61,17 +61,15 @@ mod imp {
         unsafe { pg_sys::RegisterCustomRmgr(RMGR_ID, &rmgr as *const _ as *mut _) };
     }
 
-    /// Inserts the record of a new mark, before the mark is used; returns its position, or `None`
-    /// when the test builds' switch skips the record. An error here is raised (and unwinds to
-    /// the caller, which publishes no mark).
-    pub fn insert_lease(mark_unix_ms: i64) -> Option<pg_sys::XLogRecPtr> {
+    /// Inserts the record of a new mark (the core's `mark_write` encodes it), before the mark is
+    /// used; returns where it ends, or `None` when the test builds' switch skips the record. An
+    /// error here is raised (and unwinds to the caller, which publishes no mark).
+    pub fn insert_lease(bytes: &[u8; pg_snowflake_core::lease_record::LEN]) -> Option<pg_sys::XLogRecPtr> {
         if settings::fault_skip_lease_wal() {
             return None; // test builds only: the negative control of the failover scenarios
         }
-        let machine_id = server_config::machine_id_or_unset();
-        let layout = server_config::layout().ok().map(|l| l.into());
-        let bytes = LeaseRecord { machine_id, mark_unix_ms, layout }.encode();
-        // SAFETY: not in recovery (ids are refused there); the data outlives the insert.
+        // SAFETY: a server in recovery raises an ERROR here ("cannot make new WAL entries during
+        // recovery"; ids are refused there before); the data outlives the insert.
         unsafe {
             pg_sys::XLogBeginInsert();
             #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]

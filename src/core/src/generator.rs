@@ -15,7 +15,7 @@
 //! [`lease`]: crate::lease
 
 use crate::error::Error;
-use crate::host::Host;
+use crate::host::{Host, Recovery};
 #[cfg(doc)]
 use crate::host::{Limits, Waiter};
 use crate::layout::{Layout, LayoutError};
@@ -109,6 +109,18 @@ impl Generator {
                 Err(actual) => current = actual,
             }
         }
+    }
+
+    /// `snowflake_nextval()`: the next id of this server, and none while it is in recovery (a hot
+    /// standby: its primary issues them, and this server could not log a lease). Behind the check
+    /// the generator issues nothing in recovery either: each id there would need a new mark, whose
+    /// WAL record cannot be inserted during recovery.
+    #[inline]
+    pub fn nextval<H: Host + Recovery>(&self, shared: &SharedState, host: &mut H) -> Result<i64, Error> {
+        if host.in_recovery() {
+            return Err(Error::HotStandby);
+        }
+        self.next_id(shared, host)
     }
 
     /// The next id, waiting as long as needed for a new tick when the sequence runs out, but at

@@ -49,6 +49,11 @@ pub trait Processes {
     fn process_exists(&mut self, pid: i32) -> bool;
 }
 
+/// Whether this server replays WAL (a standby, a server in crash recovery or restoring a backup).
+pub trait Recovery {
+    fn in_recovery(&mut self) -> bool;
+}
+
 /// What the generator reports.
 pub trait Events {
     /// A clock seen going backwards (already rate-limited).

@@ -25,6 +25,7 @@
 //! - [`lease_record`]: the lease as a WAL record, for servers that replay the WAL;
 //! - [`lease`]: the lease protocol that keeps the mark ahead of the ids;
 //! - [`lifecycle`]: a server's start, clean stop and replayed leases, as the core decides them;
+//! - [`mark_write`]: a mark write's steps, their order and what a failed one means;
 //! - [`generator`]: the state machine that issues ids.
 
 #![forbid(unsafe_code)]
@@ -55,6 +56,7 @@ pub mod lifecycle;
 mod lifecycle_sim;
 pub mod machine_source;
 pub mod mark_file;
+pub mod mark_write;
 pub mod mark_writer;
 pub mod partition;
 pub mod presets;

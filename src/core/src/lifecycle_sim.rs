@@ -35,12 +35,13 @@
 
 use crate::error::Error;
 use crate::generator::Generator;
-use crate::host::{Clock, Events, Limits, MarkStore, Processes, Settings, Waiter};
+use crate::host::{Clock, Events, Limits, MarkStore, Processes, Recovery, Settings, Waiter};
 use crate::layout::Layout;
 use crate::lease::{self, MAX_LEASE_MS};
 use crate::lease_record::LeaseRecord;
 use crate::lifecycle;
 use crate::mark_file::{self, MarkRecord};
+use crate::mark_write::{self, Identity, MarkIo};
 use crate::mark_writer::{MarkWriter, WriteStep};
 use crate::start_check::Facts;
 use crate::state::SharedState;
@@ -117,7 +118,7 @@ pub(crate) enum Step {
     Crash {
         node: usize,
     },
-    /// The next mark write crashes the server at this step (0: flag taken ... 4: renamed).
+    /// The next mark write crashes the server at this point (see [`SimHost::at_step`]).
     CrashInWrite {
         node: usize,
         at: u8,
@@ -180,8 +181,9 @@ pub(crate) enum Step {
         to: usize,
     },
     /// pg_basebackup of a running primary for a stopped server begins: its checkpoint at once
-    /// (`None`) or at a point of the primary's next mark write (0: the writer's flag taken, 1: the
-    /// WAL record inserted, 2: flushed, 3: the temporary file written, 4: renamed over the mark),
+    /// (`None`) or at a point of the primary's next mark write (see [`SimHost::at_step`]: 0 before
+    /// the temporary file, 1 before the rename, 2 before the WAL record, 3 before its flush, 4
+    /// before publishing),
     /// and the mark file copied at a point of the first mark write after the checkpoint that
     /// reaches it (or when the backup ends: `None`, or no write reached it).
     BaseBackup {
@@ -392,6 +394,12 @@ struct SimHost<'a> {
     fate: Fate,
     /// The point of the mark write under way at which a base backup's checkpoint came, if any.
     checkpoint_here: Option<u8>,
+    /// The next point of the mark write under way (see [`SimHost::at_step`]).
+    point: u8,
+    /// The temporary file written, not renamed yet.
+    temp: Option<String>,
+    /// The WAL record inserted and not flushed yet, which a checkpoint flushes.
+    inserted: Option<[u8; crate::lease_record::LEN]>,
 }
 
 impl Clock for SimHost<'_> {
@@ -416,16 +424,29 @@ impl Waiter for SimHost<'_> {
 }
 
 impl SimHost<'_> {
+    fn new<'a>(now_us: &'a mut i64, node: &'a mut Node, pid: i32, layout: Layout) -> SimHost<'a> {
+        SimHost {
+            now_us,
+            node,
+            pid,
+            layout,
+            fate: Fate::Lives,
+            checkpoint_here: None,
+            point: 0,
+            temp: None,
+            inserted: None,
+        }
+    }
+
     /// A mark write at point `step`: a base backup under way takes its checkpoint or copies the
-    /// mark file here if it was to, and the write stops here if a fault says so. `inserted`: the
-    /// WAL record inserted and not flushed yet, which a checkpoint flushes.
-    fn ends_at(&mut self, step: u8, inserted: &mut Option<[u8; crate::lease_record::LEN]>) -> bool {
+    /// mark file here if it was to, and the write stops here if a fault says so.
+    fn ends_at(&mut self, step: u8) -> bool {
         let n = &mut *self.node;
         if let Some(b) = n.backup.as_mut() {
             if b.redo.is_none() && b.checkpoint_at == Some(step) {
                 // The checkpoint's redo pointer: after every record inserted, which its own WAL
                 // flush makes durable.
-                if let Some(record) = inserted.take() {
+                if let Some(record) = self.inserted.take() {
                     n.disk.wal.push(record);
                 }
                 b.redo = Some(n.disk.wal.len());
@@ -450,34 +471,70 @@ impl SimHost<'_> {
         }
         self.fate != Fate::Lives
     }
+
+    /// A write fault of this server (`snowflake` writes, redo's included): ENOSPC and EIO fail
+    /// every write; EPERM (`chattr +i` on the mark) fails only the rename over the mark.
+    fn failed(&self, rename: bool) -> Result<(), Error> {
+        match self.node.fail_errno {
+            Some(errno) if rename || errno != EPERM => {
+                Err(Error::MarkWrite { reason: format!("os error {errno}"), os_error: Some(errno) })
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
+const EPERM: i32 = 1;
+
 impl MarkStore for SimHost<'_> {
-    /// As the shell does it: the file replaced, then the WAL record inserted and flushed (the
-    /// file first: a base backup whose checkpoint's redo pointer is past the record copies the
-    /// file after the rename; issue 42's finding 3).
+    /// The core's mark write (`mark_write::persist`, as the shell runs it) over the simulated disk.
     fn persist_mark(&mut self, unix_ms: i64, writer: &MarkWriter) -> Result<(), Error> {
-        let ended = || Error::MarkWrite { reason: "the process ended".into(), os_error: None };
-        self.checkpoint_here = None;
-        if self.ends_at(0, &mut None) {
-            return Err(ended());
+        (self.checkpoint_here, self.point, self.temp, self.inserted) = (None, 0, None, None);
+        mark_write::persist(self, unix_ms, writer)?;
+        self.node.jump_from = Some(self.node.offset_ms);
+        Ok(())
+    }
+}
+
+impl MarkIo for SimHost<'_> {
+    fn identity(&mut self) -> Result<Identity, Error> {
+        Ok(Identity {
+            machine_id: self.node.machine_id,
+            layout: self.layout,
+            system_identifier: self.node.disk.system_identifier,
+        })
+    }
+
+    /// The points of a write, numbered in the order the core takes them (the flag and the standby
+    /// wait aside): with the file first, 0 before the temporary file, 1 before the rename, 2
+    /// before the WAL insert, 3 inserted and not flushed, 4 flushed and not published. A crash,
+    /// a backend's death, a base backup's checkpoint or its copy of the file can come at each.
+    fn at_step(&mut self, step: WriteStep) -> Result<(), Error> {
+        if matches!(step, WriteStep::FlagTaken | WriteStep::StandbyWait) {
+            return Ok(());
         }
-        writer.step(WriteStep::FileWrite);
-        if let Some(errno) = self.node.fail_errno {
-            return Err(Error::MarkWrite { reason: format!("os error {errno}"), os_error: Some(errno) });
+        let point = self.point;
+        self.point += 1;
+        match self.ends_at(point) {
+            true => Err(Error::MarkWrite { reason: "the process ended".into(), os_error: None }),
+            false => Ok(()),
         }
-        let stamped = lifecycle::stamp(writer.shared(), &self.layout);
-        let text = mark_file::render(unix_ms, self.node.machine_id, &stamped, self.node.disk.system_identifier);
+    }
+
+    fn write_temp_file(&mut self, text: &str) -> Result<(), Error> {
+        self.failed(false)?;
         *self.now_us += self.node.write_ms as i64 * 1000;
-        if self.ends_at(1, &mut None) {
-            return Err(ended()); // the temporary file only
-        }
-        writer.step(WriteStep::FileRename);
-        self.node.disk.file = Some(text);
-        if self.ends_at(2, &mut None) {
-            return Err(ended()); // the file ahead of the WAL: a higher mark, never a lower one
-        }
-        writer.step(WriteStep::WalInsert);
+        self.temp = Some(text.into());
+        Ok(())
+    }
+
+    fn replace_mark_file(&mut self) -> Result<(), Error> {
+        self.failed(true)?;
+        self.node.disk.file = self.temp.take();
+        Ok(())
+    }
+
+    fn insert_lease_record(&mut self, record: &[u8; crate::lease_record::LEN]) -> Result<Option<u64>, Error> {
         if matches!(self.node.role, Role::Standby { .. }) {
             // XLogInsert during recovery: "cannot make new WAL entries during recovery" (ERROR).
             return Err(Error::MarkWrite {
@@ -485,27 +542,39 @@ impl MarkStore for SimHost<'_> {
                 os_error: None,
             });
         }
-        let mut inserted = Some(
-            LeaseRecord {
-                machine_id: self.node.machine_id,
-                mark_unix_ms: unix_ms,
-                layout: Some((&self.layout).into()),
-            }
-            .encode(),
-        );
-        if self.ends_at(3, &mut inserted) {
-            return Err(ended()); // inserted, not flushed: lost (unless a checkpoint flushed it)
-        }
-        writer.step(WriteStep::WalFlush);
-        if let Some(record) = inserted.take() {
+        self.inserted = Some(*record);
+        Ok(Some(self.node.disk.wal.len() as u64 + 1))
+    }
+
+    /// Lost if the process ends before (unless a checkpoint flushed it).
+    fn flush_wal(&mut self, _: u64) -> Result<(), Error> {
+        if let Some(record) = self.inserted.take() {
             self.node.disk.wal.push(record);
         }
-        if self.ends_at(4, &mut None) {
-            return Err(ended());
-        }
-        writer.step(WriteStep::Publish);
-        self.node.jump_from = Some(self.node.offset_ms);
         Ok(())
+    }
+
+    /// Synchronous standbys are modelled by the promotion (`Promote { lag: None }`), not waited for.
+    fn lease_sync(&mut self) -> bool {
+        false
+    }
+    fn standbys_confirmed(&mut self, _: u64) -> bool {
+        true
+    }
+    fn sync_standby_names(&mut self) -> String {
+        String::new()
+    }
+
+    /// The negative control of finding 3.
+    fn record_first(&mut self) -> bool {
+        lifecycle::off(lifecycle::Off::FileFirst)
+    }
+}
+
+impl Recovery for SimHost<'_> {
+    /// A standby; a starting server's crash recovery runs before it takes calls.
+    fn in_recovery(&mut self) -> bool {
+        matches!(self.node.role, Role::Standby { .. })
     }
 }
 
@@ -642,14 +711,13 @@ impl World {
         let n = &mut self.nodes[i];
         // A server that is down takes no connection; a deposed primary never runs.
         let Some(shared) = n.running.take() else { return Ok(Fate::Lives) };
-        let in_recovery = matches!(n.role, Role::Standby { .. });
         let l = layout(n.layout);
         let generator = Generator::new(l, n.machine_id).expect("machine ids fit every layout");
         let pid = n.pid_base + backend as i32;
         let started_us = *now_us;
         let bound_us = call_bound_us(n);
-        let mut host = SimHost { now_us, node: n, pid, layout: l, fate: Fate::Lives, checkpoint_here: None };
-        let result = nextval(&generator, &shared, in_recovery, &mut host);
+        let mut host = SimHost::new(now_us, n, pid, l);
+        let result = generator.nextval(&shared, &mut host);
         let fate = host.fate;
         let waited_us = *host.now_us - started_us;
         n.running = Some(shared);
@@ -755,7 +823,7 @@ impl World {
         let Some(shared) = n.running.take() else { return };
         let l = layout(n.layout);
         let pid = n.pid_base + 99;
-        let mut host = SimHost { now_us, node: n, pid, layout: l, fate: Fate::Lives, checkpoint_here: None };
+        let mut host = SimHost::new(now_us, n, pid, l);
         let _ = lease::renew_if_due(&shared, &l, now_ms, &mut host);
         let fate = host.fate;
         n.running = Some(shared);
@@ -1024,19 +1092,6 @@ impl crate::host::MarkFile for RedoFile<'_> {
     }
 }
 
-/// `snowflake_nextval()` as the shell calls the core (`src/postgres/sql_api/generate.rs`): a server
-/// in recovery (a hot standby) refuses before the generator, which knows nothing of recovery. This
-/// one check is the shell's, copied here. Behind it the core issues nothing on a standby either:
-/// every tick up to a mark it replayed is used up, so an id needs a new mark, whose WAL insert
-/// fails in recovery as PostgreSQL's does ([`SimHost::persist_mark`]; on PostgreSQL 14, which logs
-/// no lease, only this check). The invariant fails any id a server in recovery returns.
-fn nextval(generator: &Generator, shared: &SharedState, in_recovery: bool, host: &mut SimHost) -> Result<i64, Error> {
-    if in_recovery {
-        return Err(Error::HotStandby);
-    }
-    generator.next_id(shared, host)
-}
-
 /// One lease record replayed (the real `lifecycle::replay`); `Err`: recovery stopped at it.
 fn replay_into(n: &mut Node, shared: &SharedState, l: &Layout, record: &LeaseRecord) -> Result<(), Error> {
     lifecycle::replay(shared, l, record, &mut RedoFile(n))
@@ -1060,7 +1115,9 @@ fn random_step(rng: &mut Rng) -> Step {
         78..=79 => Step::SetLayout { node, which: rng.below(LAYOUTS as u64) as u8 },
         80..=81 => Step::Accept { node },
         82 => Step::ClearAccept { node },
-        83..=84 => Step::FailWrites { node, errno: [None, None, Some(28), Some(5)][rng.below(4) as usize] },
+        83..=84 => {
+            Step::FailWrites { node, errno: [None, None, Some(28), Some(5), Some(EPERM)][rng.below(5) as usize] }
+        }
         85..=86 => Step::Checkpoint { node },
         87..=92 => Step::Replay { node, records: [None, None, Some(1), Some(2)][rng.below(4) as usize] },
         93..=94 => Step::Promote { node, lag: [None, None, Some(1), Some(2), Some(5)][rng.below(5) as usize] },
@@ -1221,7 +1278,7 @@ fn a_failed_replay_write_never_lets_a_promoted_standby_go_below() {
 /// its clock behind those ids, issued below them (the search failed first at seed 2069; the
 /// shortest history found was this one without the first lease). The file is now written first:
 /// a record before the redo pointer had its file renamed before the checkpoint began, so before
-/// the copy. Negative control: the sim's writer with the record first again fails here.
+/// the copy. Negative control: the core's writer with the record first again fails here.
 #[test]
 fn a_base_backup_never_misses_a_lease() {
     let history = [
@@ -1238,6 +1295,12 @@ fn a_base_backup_never_misses_a_lease() {
     if let Err((at, what)) = result {
         panic!("step {at}: {what}");
     }
+    use crate::lifecycle::{Off, OFF};
+    OFF.with(|o| o.set(Some(Off::FileFirst)));
+    let broken = run(&history);
+    OFF.with(|o| o.set(None));
+    let (_, what) = broken.expect_err("with the record first, the copy misses the lease");
+    assert!(what.contains("not above"), "{what}");
 }
 
 /// The negative controls: each mechanism switched off, the simulation must break a promise

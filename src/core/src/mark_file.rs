@@ -137,13 +137,21 @@ pub fn write(
     system_identifier: u64,
     before_rename: impl FnOnce(),
 ) -> io::Result<()> {
-    let temp = dir.join(TEMP_NAME);
-    let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(&temp)?;
-    file.write_all(render(mark_unix_ms, machine_id, layout, system_identifier).as_bytes())?;
-    file.sync_all()?;
-    drop(file);
+    write_temp(dir, &render(mark_unix_ms, machine_id, layout, system_identifier))?;
     before_rename();
-    fs::rename(&temp, dir.join(FILE_NAME))?;
+    replace(dir)
+}
+
+/// The first half of a write: `text` (a rendered mark) in the temporary file, synced.
+pub fn write_temp(dir: &Path, text: &str) -> io::Result<()> {
+    let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(dir.join(TEMP_NAME))?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()
+}
+
+/// The second half: the temporary file renamed over the mark, and the directory synced.
+pub fn replace(dir: &Path) -> io::Result<()> {
+    fs::rename(dir.join(TEMP_NAME), dir.join(FILE_NAME))?;
     File::open(dir)?.sync_all()
 }
 

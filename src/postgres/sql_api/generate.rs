@@ -6,7 +6,6 @@ use super::super::{server_config, shared_memory};
 use super::raise;
 use pg_snowflake_core::Error;
 use pgrx::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// The next id of this server: strictly greater than every id it issued before, in any backend.
 #[inline]
@@ -14,10 +13,7 @@ fn nextval() -> Result<i64, Error> {
     let generator = server_config::generator()?;
     // `let-else`, not `ok_or(Error)`: that builds an `Error` and drops it on every call.
     let Some(shared) = shared_memory::shared() else { return Err(Error::NotPreloaded) };
-    if in_recovery() {
-        return Err(Error::HotStandby);
-    }
-    generator.next_id(shared, &mut PgHost).map_err(name_the_source)
+    generator.nextval(shared, &mut PgHost).map_err(name_the_source)
 }
 
 /// A refusal for want of a leased id names where it is leased from (the core does not know); a
@@ -41,24 +37,6 @@ fn name_the_source(e: Error) -> Error {
         }
         (e, _) => e,
     }
-}
-
-/// Recovery, once ended, never resumes in a running server (a promoted standby stays a primary),
-/// so after the first `false` this process makes no more calls into PostgreSQL here: each costs a
-/// `sigsetjmp` in pgrx's guard, a sixth of `snowflake_nextval()`'s time.
-#[inline]
-fn in_recovery() -> bool {
-    // One per process (backends are processes, not threads); Relaxed is all it needs.
-    static RECOVERY_ENDED: AtomicBool = AtomicBool::new(false);
-    if RECOVERY_ENDED.load(Relaxed) {
-        return false;
-    }
-    // SAFETY: a read of the shared recovery state, valid in any backend.
-    let in_recovery = unsafe { pg_sys::RecoveryInProgress() };
-    if !in_recovery {
-        RECOVERY_ENDED.store(true, Relaxed);
-    }
-    in_recovery
 }
 
 /// VOLATILE: every call returns a new value. PARALLEL SAFE: the state lives in shared memory, so a
