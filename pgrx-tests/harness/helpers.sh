@@ -69,6 +69,41 @@ lease_spent() {
   exit 1
 }
 
+# start_paused_writer NAME STEP HOLD SQL: a session of cluster NAME (the writer) that runs SQL, its
+# mark write pausing at STEP for HOLD ms (the test builds' snowflake.fault_hold_at); returns once
+# it is in that pause (its line in the server log), its psql's pid in writer_psql and its
+# backend's in wpid. A writer may need no write: a mark write already under way when the lease
+# ran out (the lease worker's, renewing it while the last ids were issued) publishes a fresh lease
+# while it connects, and it then issues an id and ends without pausing. Another writer is started
+# then, up to four times; each is counted in the report.
+start_paused_writer() {
+  local name=$1 step=$2 hold=$3 sql=$4 try deadline
+  for try in 1 2 3 4 5; do
+    lease_spent "$name"
+    : >"$SCRATCH/writer.out"
+    psql_on "$name" -At -c "SET snowflake.fault_hold_at = '$step'" -c "SET snowflake.fault_hold_ms = $hold" \
+      -c "SELECT pg_backend_pid()" -c "$sql" >"$SCRATCH/writer.out" 2>"$SCRATCH/writer.err" &
+    writer_psql=$!
+    # Its pid, then its pause, each awaited while its psql runs (at most a minute).
+    deadline=$((SECONDS + 60))
+    wpid=
+    while [ -z "$wpid" ] && [ $SECONDS -lt $deadline ] && kill -0 "$writer_psql" 2>/dev/null; do
+      sleep 0.02
+      wpid=$(head -n 1 "$SCRATCH/writer.out")
+    done
+    [ -n "$wpid" ] || wpid=$(head -n 1 "$SCRATCH/writer.out")
+    while [ -n "$wpid" ] && [ $SECONDS -lt $deadline ]; do
+      grep -q "\[$wpid\] LOG:  pg_snowflake fault injection: the mark write pauses at $step " "$SCRATCH/$name.log" && return 0
+      kill -0 "$writer_psql" 2>/dev/null || break
+      sleep 0.02
+    done
+    wait "$writer_psql" 2>/dev/null || true
+    echo "$step: writer $try did not pause (it issued: $(sed -n 2p "$SCRATCH/writer.out"); $(head -n 1 "$SCRATCH/writer.err")): another started" >>"$REPORT"
+  done
+  echo "$step: no writer paused at its step in five tries" >&2
+  exit 1
+}
+
 # caught_up PRIMARY STANDBY: until STANDBY has replayed all the WAL PRIMARY has written so far (at
 # most 10 s).
 caught_up() {

@@ -54,40 +54,6 @@ reloaded() {
   exit 1
 }
 
-# start_writer STEP HOLD: a session (the writer) whose mark write pauses at STEP for HOLD ms;
-# returns once it is in that pause (its line in the server log), its psql's pid in writer_psql and
-# its backend's in wpid. A writer may need no write: a mark write already under way when the lease
-# ran out (the lease worker's, renewing it while the last ids were issued) publishes a fresh lease
-# while it connects, and it then issues an id and ends without pausing. Another writer is started
-# then, up to four times; each is counted in the report.
-start_writer() {
-  local step=$1 hold=$2 try deadline
-  for try in 1 2 3 4 5; do
-    lease_spent faults
-    : >"$SCRATCH/writer.out"
-    psql_on faults -At -c "SET snowflake.fault_hold_at = '$step'" -c "SET snowflake.fault_hold_ms = $hold" \
-      -c "SELECT pg_backend_pid()" -c "SELECT snowflake_nextval()" >"$SCRATCH/writer.out" 2>"$SCRATCH/writer.err" &
-    writer_psql=$!
-    # Its pid, then its pause, each awaited while its psql runs (at most a minute).
-    deadline=$((SECONDS + 60))
-    wpid=
-    while [ -z "$wpid" ] && [ $SECONDS -lt $deadline ] && kill -0 "$writer_psql" 2>/dev/null; do
-      sleep 0.02
-      wpid=$(head -n 1 "$SCRATCH/writer.out")
-    done
-    [ -n "$wpid" ] || wpid=$(head -n 1 "$SCRATCH/writer.out")
-    while [ -n "$wpid" ] && [ $SECONDS -lt $deadline ]; do
-      grep -q "\[$wpid\] LOG:  pg_snowflake fault injection: the mark write pauses at $step " "$SCRATCH/faults.log" && return 0
-      kill -0 "$writer_psql" 2>/dev/null || break
-      sleep 0.02
-    done
-    wait "$writer_psql" 2>/dev/null || true
-    echo "$step: writer $try did not pause (it issued: $(sed -n 2p "$SCRATCH/writer.out"); $(head -n 1 "$SCRATCH/writer.err")): another started" >>"$REPORT"
-  done
-  echo "$step: no writer paused at its step in five tries" >&2
-  exit 1
-}
-
 case_no=0
 # fault_case STEP DESCRIPTION FAULT
 fault_case() {
@@ -107,7 +73,7 @@ fault_case() {
   # Until the writer has taken the flag and paused at STEP: a second session started sooner could
   # take the flag itself, and the writer then find a fresh lease.
   local writer_psql
-  start_writer "$step" "$hold"
+  start_paused_writer faults "$step" "$hold" "SELECT snowflake_nextval()"
   [ "$fault" = stop ] && kill -STOP "$wpid"
   # The writer holds the flag (it paused at STEP): a second session gives up, naming it.
   for _ in $(seq 1 10); do
