@@ -138,7 +138,12 @@ impl MarkIo for PgHost {
         mark_store::replace()
     }
 
-    /// PostgreSQL 15+: the record of pg_snowflake's resource manager; 14 logs no lease.
+    /// PostgreSQL 14 has no custom resource managers.
+    fn logs_leases(&mut self) -> bool {
+        cfg!(not(feature = "pg14"))
+    }
+
+    /// The record of pg_snowflake's resource manager (15+).
     fn insert_lease_record(&mut self, record: &[u8; LEN]) -> Result<Option<u64>, Error> {
         #[cfg(not(feature = "pg14"))]
         return Ok(super::wal::insert_lease(record));

@@ -345,7 +345,7 @@ struct World {
 pub(crate) struct Reached {
     pub(crate) ids: u64,
     pub(crate) refusals: u64,
-    /// Calls refused on a standby (the shell's check of recovery).
+    /// Calls refused on a standby (the core's check of recovery, `Generator::nextval`).
     pub(crate) in_recovery: u64,
     /// Calls refused for a clock jump (snowflake.max_clock_jump), and the servers that issued ids
     /// again after one.
@@ -532,6 +532,10 @@ impl MarkIo for SimHost<'_> {
         self.failed(true)?;
         self.node.disk.file = self.temp.take();
         Ok(())
+    }
+
+    fn logs_leases(&mut self) -> bool {
+        true
     }
 
     fn insert_lease_record(&mut self, record: &[u8; crate::lease_record::LEN]) -> Result<Option<u64>, Error> {

@@ -42,8 +42,11 @@ pub trait MarkIo {
     fn write_temp_file(&mut self, text: &str) -> Result<(), Error>;
     /// Renames the temporary file over the mark and syncs the directory.
     fn replace_mark_file(&mut self) -> Result<(), Error>;
-    /// Inserts the lease's WAL record and says where it ends; `None`: this server logs no lease
-    /// (PostgreSQL 14).
+    /// Whether this server logs leases in the WAL (PostgreSQL 15+; 14 has no custom resource
+    /// managers): without, a write has no WAL step at all.
+    fn logs_leases(&mut self) -> bool;
+    /// Inserts the lease's WAL record and says where it ends; `None`: skipped (a test build's
+    /// switch).
     fn insert_lease_record(&mut self, record: &[u8; crate::lease_record::LEN]) -> Result<Option<u64>, Error>;
     /// Flushes the WAL up to `end`.
     fn flush_wal(&mut self, end: u64) -> Result<(), Error>;
@@ -86,13 +89,15 @@ pub fn persist<H: MarkIo + Clock + Waiter + Settings>(
         begin(host, WriteStep::FileRename)?;
         host.replace_mark_file()?;
     }
-    begin(host, WriteStep::WalInsert)?;
-    if let Some(end) = host.insert_lease_record(&record.encode())? {
-        begin(host, WriteStep::WalFlush)?;
-        host.flush_wal(end)?;
-        if host.lease_sync() {
-            begin(host, WriteStep::StandbyWait)?;
-            wait_for_standbys(host, end)?;
+    if host.logs_leases() {
+        begin(host, WriteStep::WalInsert)?;
+        if let Some(end) = host.insert_lease_record(&record.encode())? {
+            begin(host, WriteStep::WalFlush)?;
+            host.flush_wal(end)?;
+            if host.lease_sync() {
+                begin(host, WriteStep::StandbyWait)?;
+                wait_for_standbys(host, end)?;
+            }
         }
     }
     if record_first {

@@ -14,8 +14,10 @@ const MARK: i64 = 1_764_000_000_000;
 struct Recorder {
     log: Vec<String>,
     fail: Option<&'static str>,
-    /// Where the WAL record ends; `None`: no WAL (PostgreSQL 14).
+    /// Where the WAL record ends; `None`: the record skipped (a test build's switch).
     wal: Option<u64>,
+    /// No WAL at all (PostgreSQL 14).
+    no_wal: bool,
     lease_sync: bool,
     /// Polls before the standbys confirm; `None`: never.
     confirm_after: Option<u32>,
@@ -54,6 +56,9 @@ impl MarkIo for Recorder {
     }
     fn replace_mark_file(&mut self) -> Result<(), Error> {
         self.io("rename")
+    }
+    fn logs_leases(&mut self) -> bool {
+        !self.no_wal
     }
     fn insert_lease_record(&mut self, record: &[u8; crate::lease_record::LEN]) -> Result<Option<u64>, Error> {
         self.record = Some(LeaseRecord::decode(record).unwrap());
@@ -131,12 +136,19 @@ fn the_file_is_in_place_before_the_record_is_inserted_and_both_before_the_mark_i
 }
 
 #[test]
-fn without_a_wal_nothing_is_flushed_or_awaited() {
+fn a_skipped_record_is_neither_flushed_nor_awaited() {
     let shared = SharedState::starting_at(None, 12, 0);
     let mut host = Recorder { wal: None, lease_sync: true, ..Default::default() };
     write(&mut host, &shared).unwrap();
-    assert_eq!(host.log.last().unwrap(), "@before_publish");
-    assert!(!host.log.iter().any(|s| s == "flush" || s == "@standby_wait"), "{:?}", host.log);
+    assert_eq!(host.log[host.log.len() - 3..], log("@before_wal_insert insert @before_publish"));
+}
+
+#[test]
+fn a_server_without_the_lease_in_its_wal_never_says_it_writes_one() {
+    let shared = SharedState::starting_at(None, 12, 0);
+    let mut host = Recorder { wal: Some(99), no_wal: true, lease_sync: true, ..Default::default() };
+    write(&mut host, &shared).unwrap();
+    assert_eq!(host.log, log("@flag_taken identity @before_file temp @before_rename rename @before_publish"));
 }
 
 #[test]
