@@ -78,9 +78,19 @@ sync() {
   done
   psql_on "$p" -c "INSERT INTO stop_load DEFAULT VALUES"
   wait "$load" || true
-  # The error that ends it, exactly (HINT included), or that it went on until stopped.
+  # The error that ends it, or that it went on until stopped. Two errors say that the standbys did
+  # not confirm the new lease: the load's own write ran out of snowflake.max_mark_wait waiting for
+  # them (55000), or the load waited that long for the lease worker's write, itself waiting for
+  # them (55P03, naming it: when the load's wait began during the worker's file write, before its
+  # standby wait). Which one comes is a race on a loaded machine: the exact text is in the report.
   if [ -s "$SCRATCH/load_$name.err" ]; then
-    grep -E '^(ERROR|HINT):' "$SCRATCH/load_$name.err" | sed "s/^/$name: the load stopped: /"
+    grep -E '^(ERROR|HINT):' "$SCRATCH/load_$name.err" | sed "s/^/$name: the load stopped: /" >>"$REPORT"
+    if grep -qE '^ERROR:  (the synchronous standbys \(.*\) did not confirm the new snowflake lease within [0-9]+ ms|waited [0-9]+ ms \(snowflake.max_mark_wait\) for process [0-9]+ to write the snowflake high-water mark; it is waiting for the synchronous standbys)' \
+      "$SCRATCH/load_$name.err"; then
+      echo "$name: the load stopped: the synchronous standbys did not confirm its new lease within snowflake.max_mark_wait"
+    else
+      grep -E '^(ERROR|HINT):' "$SCRATCH/load_$name.err" | sed "s/^/$name: the load stopped: /"
+    fi
   elif [ "$went_on" = yes ]; then
     echo "$name: the load went on past all the standby has, until stopped"
   else
