@@ -5,27 +5,25 @@
 //! steps. Backends never talk to etcd: they read the grant word the worker publishes.
 
 use super::clock::wall_clock_ms;
+use super::etcd_transport::Tcp;
 use super::id_source::{self, hostname, EtcdConfig};
 use super::tls::{ClientCert, Tls};
 use super::{key_file, mark_store, server_config, shared_memory};
 use pg_snowflake_core::claim::{Claimer, Holder, Space, Step, Switches};
+use pg_snowflake_core::claim_status::Trouble;
 use pg_snowflake_core::etcd_gateway::parse_credentials;
-use pg_snowflake_core::etcd_gateway::{Endpoint, Gateway, Transport};
+use pg_snowflake_core::etcd_gateway::Gateway;
 use pg_snowflake_core::state::SharedState;
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};
 use pgrx::prelude::*;
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 use zeroize::Zeroizing;
 
-/// How often the worker looks at its lease (the core says when a renewal is due).
+/// How often the worker looks at its lease (the core says when a renewal or a claim is due).
 const PERIOD: Duration = Duration::from_millis(200);
-/// How long after a failed claim the next one is tried.
-const RETRY_MS: i64 = 1_000;
-/// A step's network calls never take longer than this each, nor longer than a tenth of the TTL:
-/// a member that does not answer leaves time to ask the others before the deadline.
-const IO_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long the release at a stop may talk to etcd in all: a fast stop waits for it, whatever the
+/// endpoints do.
+const RELEASE_BUDGET: Duration = Duration::from_secs(2);
 
 /// Registers the worker when the machine id is leased; from `_PG_init` while libraries preload.
 pub fn register() {
@@ -43,59 +41,27 @@ pub fn register() {
         .load();
 }
 
-/// HTTP/1.1 over a fresh TCP connection per request, with timeouts; in TLS for `https://`
-/// endpoints.
-struct Tcp {
-    timeout: Duration,
-    tls: Option<Tls>,
-}
-
-impl Transport for Tcp {
-    fn exchange(&mut self, endpoint: &Endpoint, request: &[u8]) -> Result<Vec<u8>, String> {
-        let authority = endpoint.authority.as_str();
-        let addrs = authority.to_socket_addrs().map_err(|e| format!("cannot resolve {authority}: {e}"))?;
-        let timed_out = format!("no answer within {} s", self.timeout.as_secs_f32());
-        let mut last = format!("{authority} has no address");
-        for addr in addrs {
-            match TcpStream::connect_timeout(&addr, self.timeout) {
-                Ok(mut stream) => {
-                    let io = |e: std::io::Error| match e.kind() {
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => timed_out.clone(),
-                        _ => e.to_string(),
-                    };
-                    stream.set_read_timeout(Some(self.timeout)).map_err(io)?;
-                    stream.set_write_timeout(Some(self.timeout)).map_err(io)?;
-                    if endpoint.tls {
-                        let tls = self.tls.as_ref().ok_or("an https:// endpoint without TLS set up")?;
-                        return tls.exchange(&stream, endpoint.host(), request, &timed_out);
-                    }
-                    stream.write_all(request).map_err(io)?;
-                    let mut answer = Vec::new();
-                    stream.read_to_end(&mut answer).map_err(io)?;
-                    return Ok(answer);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                    last = format!("no connection within {} s", self.timeout.as_secs_f32())
-                }
-                Err(e) => last = e.to_string(),
-            }
-        }
-        Err(last)
-    }
-}
-
 fn claimer(config: &EtcdConfig, shared: &SharedState) -> Option<Claimer> {
     let layout = *server_config::layout().ok()?;
     let space = Space { prefix: config.prefix.clone(), ttl_s: config.ttl_s, size: 1 << layout.machine_bits() };
     // SAFETY: settings and globals set before libraries load, read-only since.
     let (port, data_directory) = unsafe { (pg_sys::PostPortNumber, mark_store::data_dir()) };
+    // SAFETY: set by the postmaster before it forks, read-only since.
+    let (pid, started) = unsafe { (pg_sys::PostmasterPid, pg_sys::PgStartTime) };
+    let postmaster = format!("{pid}@{started}");
     let me = Holder {
         system_identifier: mark_store::system_identifier().to_string(),
         host: hostname().unwrap_or_default(),
         port,
         data_directory: data_directory.to_string_lossy().into_owned(),
+        postmaster,
     };
-    let switches = Switches { deadline: !id_source::fault_no_lease_deadline(), ..Switches::ALL_ON };
+    let switches = Switches {
+        deadline: !id_source::fault_no_lease_deadline(),
+        mark_revision: !id_source::fault_mark_unguarded(),
+        space_layout: !id_source::fault_space_layout_off(),
+        ..Switches::ALL_ON
+    };
     let mut c = Claimer::new(space, me, layout, switches);
     c.resume(shared);
     Some(c)
@@ -148,8 +114,11 @@ fn tls(config: &EtcdConfig) -> Result<Option<Tls>, String> {
 /// How the worker reaches etcd: TLS and credentials set up from their files. Read once, at the
 /// worker's start: a changed file takes a restart of the worker (pg_terminate_backend() on it) or
 /// of the server.
-fn gateway(config: &EtcdConfig, timeout: Duration) -> Result<Gateway<Tcp>, String> {
-    let etcd = Gateway::new(config.endpoints.clone(), Tcp { timeout, tls: tls(config)? });
+fn gateway(config: &EtcdConfig) -> Result<Gateway<Tcp>, String> {
+    let mut etcd = Gateway::new(config.endpoints.clone(), Tcp::new(tls(config)?));
+    if id_source::fault_errors_by_key() {
+        etcd = etcd.reading_errors_as_before();
+    }
     Ok(match &config.credentials_file {
         Some(path) => {
             let (user, password) = credentials(path)?;
@@ -161,14 +130,13 @@ fn gateway(config: &EtcdConfig, timeout: Duration) -> Result<Gateway<Tcp>, Strin
 
 /// Claims and holds the id until SIGTERM, then releases it.
 fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
-    let timeout = IO_TIMEOUT.min(Duration::from_millis(config.ttl_s as u64 * 100));
     // A file that cannot be used: no id, said until fixed (read again every second).
     let mut said = String::new();
     let mut etcd = loop {
-        match gateway(config, timeout) {
+        match gateway(config) {
             Ok(etcd) => break etcd,
             Err(e) => {
-                shared.claim.set_error(Some(&e), wall_clock_ms());
+                shared.claim.set_error(Some(&e), Trouble::Setup, wall_clock_ms());
                 if e != said {
                     pgrx::warning!("pg_snowflake: {e}");
                     said = e;
@@ -179,15 +147,23 @@ fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
             }
         }
     };
-    let mut next_try_ms = i64::MIN;
+    // Every exchange of a step ends within half the lease's margin, and a step within a renewal
+    // period: an endpoint that hangs is given up on long before the deadline, and the next is asked.
+    let space = claimer.space.clone();
+    let exchange = Duration::from_millis(space.step_budget_ms() as u64);
+    let step = Duration::from_millis(space.renew_every_ms().max(space.step_budget_ms()) as u64);
     let mut said = String::new();
     while BackgroundWorker::wait_latch(Some(PERIOD)) {
         let now = wall_clock_ms();
-        if now < next_try_ms {
+        if now < claimer.next_due_ms() && claimer.held().is_some_and(|h| now >= h.sent_ms) {
             continue;
         }
+        etcd.transport().begin(step, exchange, true);
         match claimer.step(&mut etcd, shared, now) {
-            Ok(Step::Claimed(h)) => {
+            Ok(Step::Claimed(h, notes)) => {
+                for note in notes {
+                    pgrx::log!("pg_snowflake: {note}");
+                }
                 pgrx::log!(
                     "pg_snowflake: machine id {} claimed in {} (lease {:x}, TTL {} s); recorded mark {}",
                     h.id,
@@ -206,14 +182,13 @@ fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
                     pgrx::warning!("pg_snowflake: {text}");
                     said = text;
                 }
-                if claimer.held().is_none() {
-                    next_try_ms = now + RETRY_MS;
-                }
             }
         }
     }
     // SIGTERM: a clean stop (or pg_terminate_backend). Nothing more is issued under the id; the
-    // final mark is recorded and the lease revoked, so the next holder starts at once.
+    // final mark is recorded and the lease revoked, so the next holder starts at once: within a
+    // budget of its own, whatever the endpoints do, so that a fast stop is never held long.
+    etcd.transport().begin(RELEASE_BUDGET, RELEASE_BUDGET, false);
     match claimer.release(&mut etcd, shared, wall_clock_ms) {
         Ok(()) => pgrx::log!("pg_snowflake: machine id released in {}", config.describe()),
         Err(e) => pgrx::log!(

@@ -23,6 +23,16 @@ static POD_INDEX_VARIABLE: GucSetting<Option<CString>> = GucSetting::<Option<CSt
 static MACHINE_ID_OFFSET: GucSetting<i32> = GucSetting::<i32>::new(0);
 #[cfg(feature = "fault_injection")]
 static FAULT_NO_LEASE_DEADLINE: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_START_GRANT: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_MARK_UNGUARDED: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_SPACE_LAYOUT_OFF: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_ERRORS_BY_KEY: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_UNBOUNDED_ETCD: GucSetting<bool> = GucSetting::<bool>::new(false);
 
 /// Defines the settings; from `settings::define`, while libraries preload.
 pub fn define() {
@@ -119,6 +129,41 @@ pub fn define() {
         GucContext::Postmaster,
         GucFlags::default(),
     );
+    #[cfg(feature = "fault_injection")]
+    for (name, short, long, setting) in [
+        (
+            c"snowflake.fault_start_grant",
+            c"TEST BUILDS ONLY: a leased server that finds a mark file starts holding machine id 0 for ever.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_restarts scenario (issue 51's finding 1, the start before its fix).",
+            &FAULT_START_GRANT,
+        ),
+        (
+            c"snowflake.fault_mark_unguarded",
+            c"TEST BUILDS ONLY: a leased id's mark is written in etcd under the claim's guard alone, not the revision last seen.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_faults scenario (a mark write applied late lowers the mark).",
+            &FAULT_MARK_UNGUARDED,
+        ),
+        (
+            c"snowflake.fault_space_layout_off",
+            c"TEST BUILDS ONLY: the id space's layout is neither recorded nor compared at a claim.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_restarts scenario (two layouts in one id space).",
+            &FAULT_SPACE_LAYOUT_OFF,
+        ),
+        (
+            c"snowflake.fault_errors_by_key",
+            c"TEST BUILDS ONLY: an answer of etcd's is an error only when it has a JSON error key.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_faults scenario (etcd 3.6's error form read as an answer).",
+            &FAULT_ERRORS_BY_KEY,
+        ),
+        (
+            c"snowflake.fault_unbounded_etcd",
+            c"TEST BUILDS ONLY: the worker's exchanges with etcd have no deadline, no size cap and do not stop at SIGTERM.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_faults scenario (a dripping endpoint holds a fast stop).",
+            &FAULT_UNBOUNDED_ETCD,
+        ),
+    ] {
+        GucRegistry::define_bool_guc(name, short, long, setting, GucContext::Postmaster, GucFlags::default());
+    }
 }
 
 fn text(s: &GucSetting<Option<CString>>) -> String {
@@ -218,6 +263,52 @@ pub fn hostname() -> Option<String> {
 pub fn fault_no_lease_deadline() -> bool {
     #[cfg(feature = "fault_injection")]
     return FAULT_NO_LEASE_DEADLINE.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: a leased server that finds a mark starts with machine id 0 held for ever (the
+/// start of issue 51's finding 1); false in every other build.
+#[inline(always)]
+pub fn fault_start_grant() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_START_GRANT.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: mark writes in etcd guarded by the claim alone; false in every other build.
+#[inline(always)]
+pub fn fault_mark_unguarded() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_MARK_UNGUARDED.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: the id space's layout neither recorded nor compared; false in every other build.
+#[inline(always)]
+pub fn fault_space_layout_off() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_SPACE_LAYOUT_OFF.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: etcd's errors known by a JSON error key alone; false in every other build.
+#[inline(always)]
+pub fn fault_errors_by_key() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_ERRORS_BY_KEY.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: the worker's exchanges with etcd unbounded; false in every other build.
+#[inline(always)]
+pub fn fault_unbounded_etcd() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_UNBOUNDED_ETCD.get();
     #[cfg(not(feature = "fault_injection"))]
     false
 }

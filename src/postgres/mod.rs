@@ -11,6 +11,7 @@
 //! - [`mark_store`]: the mark file in the data directory;
 //! - [`wal`]: the lease as a WAL record (resource manager, insert, redo), PostgreSQL 15+;
 //! - [`tls`]: TLS to etcd's `https://` endpoints, through the server's own OpenSSL;
+//! - [`etcd_transport`]: the worker's exchanges with etcd, each bounded in time and size;
 //! - [`claim_worker`]: the background worker that holds a machine id leased from etcd;
 //! - [`lease_worker`]: the background worker that renews the high-water mark;
 //! - [`errors`]: the core's errors as PostgreSQL errors (SQLSTATE, message, hint);
@@ -19,6 +20,7 @@
 pub mod claim_worker;
 pub mod clock;
 pub mod errors;
+pub mod etcd_transport;
 pub mod host;
 pub mod id_source;
 pub mod key_file;

@@ -100,7 +100,12 @@ fn initial_state() -> SharedState {
         system_identifier: mark_store::system_identifier(),
         accepted_layout: &accepted,
     };
+    let found_mark = matches!(found, Ok(Some(_)));
     let started = lifecycle::start(found, &facts, now);
+    if found_mark && super::id_source::fault_start_grant() {
+        // Test builds only: the start of issue 51's finding 1 (the negative control).
+        started.shared.hot.grant.store(pg_snowflake_core::state::grant::FOREVER, Ordering::Relaxed);
+    }
     for note in &started.notes {
         pgrx::log!("{note}");
     }

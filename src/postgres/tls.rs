@@ -254,7 +254,14 @@ impl Tls {
 
     /// Sends `request` over `stream` in TLS, with etcd's certificate checked against `host`, and
     /// returns the answer to the end of the TLS stream. `timeout` words a socket timeout.
-    pub fn exchange(&self, stream: &TcpStream, host: &str, request: &[u8], timeout: &str) -> Result<Vec<u8>, String> {
+    pub fn exchange(
+        &self,
+        stream: &TcpStream,
+        host: &str,
+        request: &[u8],
+        limit: usize,
+        go_on: &mut dyn FnMut() -> Result<(), String>,
+    ) -> Result<Vec<u8>, String> {
         let api = self.api;
         let host_c = CString::new(host).map_err(|_| "a host with a NUL byte".to_string())?;
         // SAFETY: OpenSSL's documented use; the connection object is freed by the guard; the socket
@@ -277,26 +284,44 @@ impl Tls {
             if named != 1 || (api.SSL_set_fd)(ssl, stream.as_raw_fd()) != 1 {
                 return Err(format!("OpenSSL could not set the connection up: {}", openssl_errors(api)));
             }
-            let rc = (api.SSL_connect)(ssl);
+            // Each call returns within the socket's short time-out (SO_RCVTIMEO, SO_SNDTIMEO); while
+            // it would block, `go_on` says whether the exchange's deadline and a stop allow more.
+            let rc = loop {
+                let rc = (api.SSL_connect)(ssl);
+                if rc == 1 || !conn.would_block(rc) {
+                    break rc;
+                }
+                go_on()?;
+            };
             if rc != 1 {
                 let verify = (api.SSL_get_verify_result)(ssl);
                 return Err(if verify != X509_V_OK {
                     let why = CStr::from_ptr((api.X509_verify_cert_error_string)(verify)).to_string_lossy();
                     format!("etcd's certificate was not accepted: {why}")
                 } else {
-                    format!("no TLS connection: {}", self.refused(conn.failure(rc, timeout)))
+                    format!("no TLS connection: {}", self.refused(conn.failure(rc)))
                 });
             }
-            let len = c_int::try_from(request.len()).map_err(|_| "a request too long".to_string())?;
-            let rc = (api.SSL_write)(ssl, request.as_ptr().cast(), len);
-            if rc != len {
-                return Err(self.refused(conn.failure(rc, timeout)));
+            let mut sent = 0;
+            while sent < request.len() {
+                let len = c_int::try_from(request.len() - sent).map_err(|_| "a request too long".to_string())?;
+                let rc = (api.SSL_write)(ssl, request[sent..].as_ptr().cast(), len);
+                if rc > 0 {
+                    sent += rc as usize;
+                } else if conn.would_block(rc) {
+                    go_on()?;
+                } else {
+                    return Err(self.refused(conn.failure(rc)));
+                }
             }
             let mut answer = Vec::new();
             let mut buf = [0u8; 16 * 1024];
             loop {
                 let rc = (api.SSL_read)(ssl, buf.as_mut_ptr().cast(), buf.len() as c_int);
                 if rc > 0 {
+                    if answer.len() + rc as usize > limit {
+                        return Err(format!("an answer longer than {limit} bytes: refused"));
+                    }
                     answer.extend_from_slice(&buf[..rc as usize]);
                     continue;
                 }
@@ -305,7 +330,11 @@ impl Tls {
                     (api.SSL_shutdown)(ssl);
                     return Ok(answer);
                 }
-                return Err(self.refused(conn.failure(rc, timeout)));
+                if conn.would_block(rc) {
+                    go_on()?;
+                    continue;
+                }
+                return Err(self.refused(conn.failure(rc)));
             }
         }
     }
@@ -338,16 +367,21 @@ struct Conn {
 
 impl Conn {
     /// Why a call on the connection returned `rc`.
-    fn failure(&self, rc: c_int, timeout: &str) -> String {
+    /// Whether the call that returned `rc` only ran out of the socket's short time-out.
+    fn would_block(&self, rc: c_int) -> bool {
+        let os = std::io::Error::last_os_error();
+        // SAFETY: the connection is alive; SSL_get_error reads its state and the thread's queue.
+        let code = unsafe { (self.api.SSL_get_error)(self.ssl, rc) };
+        let timed_out = matches!(os.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut);
+        matches!(code, SSL_ERROR_WANT_READ | SSL_ERROR_WANT_WRITE) || (code == SSL_ERROR_SYSCALL && timed_out)
+    }
+
+    fn failure(&self, rc: c_int) -> String {
         let os = std::io::Error::last_os_error();
         // SAFETY: the connection is alive; SSL_get_error reads its state and the thread's queue.
         let code = unsafe { (self.api.SSL_get_error)(self.ssl, rc) };
         let queue = openssl_errors(self.api);
-        let timed_out = matches!(os.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut);
         match code {
-            // A blocking socket whose timeout passed (SO_RCVTIMEO, SO_SNDTIMEO).
-            SSL_ERROR_WANT_READ | SSL_ERROR_WANT_WRITE => timeout.to_string(),
-            SSL_ERROR_SYSCALL if timed_out => timeout.to_string(),
             SSL_ERROR_SYSCALL if queue == "no reason given" => match os.raw_os_error() {
                 Some(0) | None => "the connection ended early".into(),
                 Some(_) => os.to_string(),

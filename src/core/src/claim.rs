@@ -9,7 +9,13 @@
 //! - `<prefix>/mark/<n>`: the high-water mark of `n` ([`MarkRecord`]): no id was ever issued under
 //!   `n`, by any server, on a tick after it. Not attached to a lease (it outlives every holder), and
 //!   written only by a transaction that succeeds if the claim key is still attached to the
-//!   writer's lease.
+//!   writer's lease and the mark is still at the revision the writer last saw: a write that etcd
+//!   applies late (its client gave up and wrote again) finds a later revision and changes nothing,
+//!   so the mark never comes down under a deadline already published.
+//! - `<prefix>/layout`: the layout of every id of the space ([`SpaceLayout`]), created only if
+//!   absent by the first server that claims, compared at every claim: a server of another layout
+//!   is refused (its ids and the space's could be equal), and a mark of another layout left from
+//!   before is passed over, never a lock-out of the space.
 //!
 //! The holder issues ids only while its clock is before the **local deadline** of its lease: when
 //! the last renewal that succeeded was *sent*, plus the TTL, minus a margin. etcd starts the TTL
@@ -22,6 +28,7 @@
 //! deadline a paused holder resumes and issues under a claim it lost; without the mark a new
 //! holder whose clock is behind issues ids its predecessor issued.
 
+use crate::claim_status::Trouble;
 use crate::layout::Layout;
 use crate::state::{grant, SharedState};
 #[cfg(loom)]
@@ -57,6 +64,8 @@ pub struct Kv {
     pub value: String,
     /// The etcd lease the key is attached to, 0: none.
     pub lease: i64,
+    /// The revision of the key's last change (etcd's `mod_revision`).
+    pub mod_revision: i64,
 }
 
 /// A put in a transaction; `lease` 0: attached to no lease.
@@ -74,10 +83,26 @@ pub enum Guard {
     Absent(String),
     /// The key exists and is attached to this lease.
     LeasedBy(String, i64),
+    /// The key's last change is this revision (`mod_revision`; 0: the key does not exist). A write
+    /// guarded so is applied only over the value its writer last saw: a request etcd applies late,
+    /// after its client gave up and wrote again, finds a later revision and changes nothing.
+    Revision(String, i64),
 }
 
-/// What the protocol needs of etcd (the v3 API). An `Err` is a failure to get an answer
-/// (unreachable, timed out, refused): the text names the endpoint.
+/// A transaction's outcome: whether its guards held (and its puts were applied), and the store's
+/// revision after it (the `mod_revision` of what it put).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Txn {
+    pub succeeded: bool,
+    pub revision: i64,
+}
+
+/// What the protocol needs of etcd (the v3 API). An `Err` is any call that did not end in an
+/// answer of etcd's saying it was done: no answer (unreachable, timed out, cut short), or an
+/// error answer (any HTTP status but 2xx, a non-zero `code`, a body without etcd's `header`).
+/// Either way a write may still be applied later (etcd commits a proposal it could not confirm in
+/// time, a request held on the way arrives late): the protocol never reads an `Err` as "absent" or
+/// "not applied", and guards every write so that a late one changes nothing.
 pub trait Etcd {
     /// A new lease of `ttl_s` seconds: its id.
     fn grant(&mut self, ttl_s: i64) -> Result<i64, String>;
@@ -86,8 +111,8 @@ pub trait Etcd {
     fn revoke(&mut self, lease: i64) -> Result<(), String>;
     /// Every key that starts with `prefix`.
     fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String>;
-    /// Applies `puts` if every guard holds: whether it did.
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<bool, String>;
+    /// Applies `puts` if every guard holds.
+    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String>;
 }
 
 /// Who holds a machine id: enough to tell a server from every other and to find it.
@@ -98,6 +123,11 @@ pub struct Holder {
     pub host: String,
     pub port: i32,
     pub data_directory: String,
+    /// The postmaster of this run: its process id and start time (`pid@microseconds`), the same
+    /// across a crash-restart (the postmaster re-initialises shared memory once every other process
+    /// of it has exited) and new at every start of the server. Empty in records of 0.2.0's betas.
+    #[serde(default)]
+    pub postmaster: String,
 }
 
 impl Holder {
@@ -107,6 +137,20 @@ impl Holder {
             "{}:{} (data directory {}, system identifier {})",
             self.host, self.port, self.data_directory, self.system_identifier
         )
+    }
+
+    /// The same server (its data directory on its host): whichever run of it.
+    pub fn same_server(&self, other: &Holder) -> bool {
+        self.system_identifier == other.system_identifier
+            && self.host == other.host
+            && self.port == other.port
+            && self.data_directory == other.data_directory
+    }
+
+    /// The same run of the same server: the same postmaster, whose every other process has exited
+    /// when it starts this worker again after a crash.
+    pub fn same_run(&self, other: &Holder) -> bool {
+        self.same_server(other) && !self.postmaster.is_empty() && self.postmaster == other.postmaster
     }
 }
 
@@ -118,6 +162,14 @@ pub struct MarkRecord {
     /// The layout it was issued under (its description), and the last holder that wrote it.
     pub layout: String,
     pub holder: Holder,
+}
+
+/// The value of the space's layout key: the layout every server of the id space has, recorded
+/// once by the first server that claimed in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpaceLayout {
+    pub layout: String,
+    pub recorded_by: Holder,
 }
 
 /// An id space and how its leases are held.
@@ -138,6 +190,9 @@ impl Space {
     pub fn mark_key(&self, id: i64) -> String {
         format!("{}/mark/{id}", self.prefix)
     }
+    pub fn layout_key(&self) -> String {
+        format!("{}/layout", self.prefix)
+    }
     /// How early the local deadline comes before the TTL ends: a fifth of it, at least half a
     /// second (clock rates differ between servers, and the worker may be scheduled late).
     pub fn margin_ms(&self) -> i64 {
@@ -146,6 +201,18 @@ impl Space {
     /// How often the lease is renewed: three renewals a TTL, so that two can fail.
     pub fn renew_every_ms(&self) -> i64 {
         self.ttl_s * 1000 / 3
+    }
+    /// How long one step of the worker may talk to etcd in all (every request of a claim or a
+    /// renewal, every endpoint tried): half the margin, so that a renewal that ends in time still
+    /// leaves ids most of the lease, and a member that hangs is given up on well before the
+    /// deadline.
+    pub fn step_budget_ms(&self) -> i64 {
+        self.margin_ms() / 2
+    }
+    /// After a failed claim, how long until the next: one second, then twice as long each time,
+    /// up to a TTL (a server that cannot reach etcd does not ask it five times a second).
+    pub fn retry_ms(&self, failures: u32) -> i64 {
+        (1_000_i64 << failures.min(10)).min((self.ttl_s * 1000).max(1_000))
     }
     /// The local deadline of a renewal sent at `sent_ms`.
     pub fn deadline_ms(&self, sent_ms: i64, switches: Switches) -> i64 {
@@ -163,27 +230,35 @@ pub struct Switches {
     pub margin: bool,
     /// A new holder takes every tick up to the recorded mark as used.
     pub recorded_mark: bool,
+    /// A mark write is guarded by the revision its writer last saw (off: by the claim alone, as in
+    /// 0.2.0's betas: a write applied late lowers the mark).
+    pub mark_revision: bool,
+    /// The space's layout is recorded and compared at every claim (off: only each id's mark).
+    pub space_layout: bool,
 }
 
 impl Switches {
-    pub const ALL_ON: Switches = Switches { deadline: true, margin: true, recorded_mark: true };
+    pub const ALL_ON: Switches =
+        Switches { deadline: true, margin: true, recorded_mark: true, mark_revision: true, space_layout: true };
 }
 
 /// Why a step could not hold an id; each text names what to look at.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClaimError {
-    /// etcd could not be asked (every endpoint failed).
+    /// etcd could not be asked, or answered an error (every endpoint failed).
     Unreachable(String),
     /// Every id of the space is held.
     Exhausted { size: i64, holders: Vec<(i64, Holder)> },
-    /// This server's own earlier run still holds its id (a crash): its lease expires within the TTL.
-    OwnEarlierClaim { id: i64 },
+    /// An earlier run of this server (another postmaster: a restart after a crash of the whole
+    /// server, or a clean stop that could not release it) still holds `id`: its lease expires by
+    /// itself within the TTL of its last renewal.
+    OwnEarlierClaim { id: i64, earlier: Box<Holder> },
     /// Another server claimed the chosen id first: claim again at once.
     Raced { id: i64 },
     /// The lease is gone or the claim key is another's: the id was lost.
     Lost { id: i64, why: String },
-    /// The space's mark of the id was written under another layout.
-    LayoutDiffers { id: i64, recorded: String, ours: String },
+    /// The id space was set up by servers of another layout: this server never shares it.
+    SpaceLayout { recorded: String, ours: String, recorded_by: Box<Holder> },
     /// A key of the space that is not ours to read.
     Unreadable { key: String, why: String },
 }
@@ -202,17 +277,32 @@ impl ClaimError {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            ClaimError::OwnEarlierClaim { id } => format!(
-                "machine id {id} of the id space {} is still held by an earlier run of this server; its lease expires within {} s",
-                space.prefix, space.ttl_s
+            ClaimError::OwnEarlierClaim { id, earlier } => format!(
+                "machine id {id} of the id space {} is still held by an earlier run of this server (postmaster {}); its lease expires by itself at most {} s after that run's last renewal",
+                space.prefix,
+                if earlier.postmaster.is_empty() { "unknown" } else { earlier.postmaster.as_str() },
+                space.ttl_s
             ),
             ClaimError::Raced { id } => format!("another server claimed machine id {id} first; claiming again"),
             ClaimError::Lost { id, why } => format!("the lease of machine id {id} was lost: {why}"),
-            ClaimError::LayoutDiffers { id, recorded, ours } => format!(
-                "machine id {id} of the id space {} was used under another layout ({recorded}; this server's: {ours})",
-                space.prefix
+            ClaimError::SpaceLayout { recorded, ours, recorded_by } => format!(
+                "the id space {} is of another layout ({recorded}, recorded by {}); this server's: {ours}",
+                space.prefix,
+                recorded_by.describe()
             ),
             ClaimError::Unreadable { key, why } => format!("the etcd key {key} could not be read: {why}"),
+        }
+    }
+
+    /// What kind of trouble, for the hint of a refusal (`claim_status::Trouble`).
+    pub fn trouble(&self) -> Trouble {
+        match self {
+            ClaimError::Unreachable(_) | ClaimError::Raced { .. } => Trouble::Unreachable,
+            ClaimError::Exhausted { .. } => Trouble::Exhausted,
+            ClaimError::OwnEarlierClaim { .. } => Trouble::OwnEarlierClaim,
+            ClaimError::Lost { .. } => Trouble::Lost,
+            ClaimError::SpaceLayout { .. } => Trouble::SpaceLayout,
+            ClaimError::Unreadable { .. } => Trouble::Unreadable,
         }
     }
 }
@@ -226,14 +316,17 @@ pub struct Held {
     /// server's wall clock.
     pub sent_ms: i64,
     pub deadline_ms: i64,
-    /// The mark recorded in etcd for `id`.
+    /// The mark recorded in etcd for `id`, and the revision it was recorded at.
     pub mark_ms: i64,
+    pub mark_rev: i64,
 }
 
 /// What a step did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
-    Claimed(Held),
+    /// Claimed, with lines for the server log (an earlier run's claim taken over, marks of another
+    /// layout passed over, the space's layout recorded).
+    Claimed(Held, Vec<String>),
     Renewed(Held),
     /// Nothing was due.
     Idle,
@@ -248,11 +341,14 @@ pub struct Claimer {
     pub layout: Layout,
     pub switches: Switches,
     held: Option<Held>,
+    /// Claims that failed in a row (for the back-off), and when the next may be tried.
+    failures: u32,
+    next_claim_ms: i64,
 }
 
 impl Claimer {
     pub fn new(space: Space, me: Holder, layout: Layout, switches: Switches) -> Claimer {
-        Claimer { space, me, layout, switches, held: None }
+        Claimer { space, me, layout, switches, held: None, failures: 0, next_claim_ms: i64::MIN }
     }
 
     pub fn held(&self) -> Option<&Held> {
@@ -274,15 +370,27 @@ impl Claimer {
             sent_ms: shared.claim.renewed_ms.load(Relaxed),
             deadline_ms: shared.claim.deadline_ms.load(Relaxed),
             mark_ms: shared.claim.recorded_mark_ms.load(Relaxed),
+            mark_rev: shared.claim.recorded_mark_rev.load(Relaxed),
         });
     }
 
-    /// Does what is due at wall-clock `now_ms`: claims an id when none is held, renews the lease
-    /// when a renewal is due. Errors are recorded in the status and returned (the caller logs
-    /// them and steps again later); a lost lease takes the grant away at once.
+    /// When the next step has something to do, by this server's wall clock: a renewal due, or the
+    /// next claim after a failed one (backing off).
+    pub fn next_due_ms(&self) -> i64 {
+        match &self.held {
+            Some(h) => h.sent_ms + self.space.renew_every_ms(),
+            None => self.next_claim_ms,
+        }
+    }
+
+    /// Does what is due at wall-clock `now_ms`: claims an id when none is held (not before the
+    /// back-off after a failed claim ends), renews the lease when a renewal is due. Errors are
+    /// recorded in the status and returned (the caller logs them and steps again later); a lost
+    /// lease takes the grant away at once.
     pub fn step(&mut self, etcd: &mut impl Etcd, shared: &SharedState, now_ms: i64) -> Result<Step, ClaimError> {
         let result = match &self.held {
-            None => self.claim(etcd, shared, now_ms).map(Step::Claimed),
+            None if now_ms < self.next_claim_ms => Ok(Step::Idle),
+            None => self.claim(etcd, shared, now_ms).map(|(h, notes)| Step::Claimed(h, notes)),
             Some(h) if now_ms - h.sent_ms >= self.space.renew_every_ms() || now_ms < h.sent_ms => {
                 self.renew(etcd, shared, now_ms).map(Step::Renewed)
             }
@@ -291,26 +399,64 @@ impl Claimer {
         let status = &shared.claim;
         match &result {
             Ok(Step::Idle) => {}
-            Ok(Step::Claimed(_) | Step::Renewed(_)) => status.set_error(None, now_ms),
+            Ok(Step::Claimed(..) | Step::Renewed(_)) => {
+                self.failures = 0;
+                status.set_error(None, Trouble::None, now_ms);
+            }
             Err(e) => {
                 if let ClaimError::Lost { .. } = e {
                     status.losses.fetch_add(1, Relaxed);
                 }
                 if self.held.is_some() {
                     status.renewal_failures.fetch_add(1, Relaxed);
+                } else if !matches!(e, ClaimError::Raced { .. } | ClaimError::Lost { .. }) {
+                    // A lost lease and a lost race claim again at once; anything else backs off.
+                    self.next_claim_ms = now_ms + self.space.retry_ms(self.failures);
+                    self.failures = self.failures.saturating_add(1);
                 }
-                status.set_error(Some(&e.message(&self.space)), now_ms);
+                status.set_error(Some(&e.message(&self.space)), e.trouble(), now_ms);
             }
         }
         result
     }
 
-    fn claim(&mut self, etcd: &mut impl Etcd, shared: &SharedState, now_ms: i64) -> Result<Held, ClaimError> {
+    fn claim(
+        &mut self,
+        etcd: &mut impl Etcd,
+        shared: &SharedState,
+        now_ms: i64,
+    ) -> Result<(Held, Vec<String>), ClaimError> {
         let sent_ms = now_ms;
         let space = self.space.clone();
+        let ours = self.layout.describe();
+        let mut notes = vec![];
         let kvs = etcd.range(&format!("{}/", space.prefix)).map_err(ClaimError::Unreachable)?;
-        let (claims, marks) = read_space(&space, &kvs)?;
-        let id = choose(&space, &self.me, &claims, &marks)?;
+        let mut view = read_space(&space, &kvs)?;
+        if self.switches.space_layout {
+            self.check_space_layout(etcd, view.layout.take(), &ours, &mut notes)?;
+        }
+        // This very run held an id before a crash-restart: the postmaster re-initialised shared
+        // memory (which holds the grant) only after every other process of it had exited, so no
+        // process can issue under that claim any more, and the mark recorded in etcd covers every
+        // id they issued. Revoking its lease frees the id at once, rather than after the TTL.
+        let own = view.claims.iter().find(|(_, (h, _))| h.same_run(&self.me)).map(|(id, (_, lease))| (*id, *lease));
+        if let Some((id, lease)) = own {
+            etcd.revoke(lease).map_err(ClaimError::Unreachable)?;
+            view.claims.remove(&id);
+            notes.push(format!(
+                "machine id {id} was held by this server before its crash-restart: its lease {lease:x} revoked (every process of the crashed instance has exited), claimed again at once"
+            ));
+        }
+        let stale: Vec<i64> = view.marks.iter().filter(|(_, (m, _))| m.layout != ours).map(|(id, _)| *id).collect();
+        if !stale.is_empty() && self.switches.space_layout {
+            notes.push(format!(
+                "machine ids {} of the id space {} carry a mark of another layout (left by a server before the space recorded its layout): passed over, never claimed",
+                stale.iter().map(i64::to_string).collect::<Vec<_>>().join(", "),
+                space.prefix
+            ));
+        }
+        let skip = if self.switches.space_layout { stale } else { vec![] };
+        let id = choose(&space, &self.me, &view.claims, &view.marks, &skip)?;
         let lease = etcd.grant(space.ttl_s).map_err(ClaimError::Unreachable)?;
         let me = serde_json::to_string(&self.me).expect("a holder is plain data");
         let won = etcd
@@ -319,27 +465,30 @@ impl Claimer {
                 let _ = etcd.revoke(lease);
                 ClaimError::Unreachable(e)
             })?;
-        if !won {
+        if !won.succeeded {
             let _ = etcd.revoke(lease);
             return Err(ClaimError::Raced { id });
         }
         // Held now, so nobody else can write the id's mark: read it again, it is final.
-        let recorded = self.read_mark(etcd, id).inspect_err(|_| {
+        let (recorded, mark_rev) = self.read_mark(etcd, id).inspect_err(|_| {
             let _ = etcd.revoke(lease);
         })?;
-        if let Some(r) = &recorded {
-            let ours = self.layout.describe();
-            if r.layout != ours {
-                let _ = etcd.revoke(lease);
-                return Err(ClaimError::LayoutDiffers { id, recorded: r.layout.clone(), ours });
-            }
+        if let Some(r) = recorded.as_ref().filter(|r| r.layout != ours) {
+            // (Only without the space's layout, or a mark written between the range and the claim
+            // by a server of another layout, which the space's layout refuses.)
+            let _ = etcd.revoke(lease);
+            return Err(ClaimError::SpaceLayout {
+                recorded: r.layout.clone(),
+                ours,
+                recorded_by: Box::new(r.holder.clone()),
+            });
         }
         let from = recorded.as_ref().map(|r| (r.mark_ms, r.holder.describe()));
         shared.claim.set_inherited(from.as_ref().map(|(ms, who)| (*ms, who.as_str())));
         let old_mark_ms = recorded.map_or(-1, |r| r.mark_ms);
         let deadline_ms = space.deadline_ms(sent_ms, self.switches);
-        let mark_ms = old_mark_ms.max(deadline_ms);
-        if !self.record_mark(etcd, id, lease, mark_ms).inspect_err(|_| {
+        let mut held = Held { id, lease, sent_ms, deadline_ms, mark_ms: old_mark_ms, mark_rev };
+        if !self.record_mark(etcd, &mut held, old_mark_ms.max(deadline_ms)).inspect_err(|_| {
             let _ = etcd.revoke(lease);
         })? {
             return Err(ClaimError::Lost { id, why: "the claim key changed while it was being taken".into() });
@@ -348,11 +497,53 @@ impl Claimer {
         if old_mark_ms >= 0 && self.switches.recorded_mark {
             shared.use_up_to(self.layout.tick_of_mark(old_mark_ms), self.layout.sequence_bits());
         }
-        let held = Held { id, lease, sent_ms, deadline_ms, mark_ms };
         shared.claim.claims.fetch_add(1, Relaxed);
         self.publish(shared, &held);
         self.held = Some(held.clone());
-        Ok(held)
+        Ok((held, notes))
+    }
+
+    /// The space's layout: recorded if absent (created only if absent, so the first server's
+    /// stands), compared if present.
+    fn check_space_layout(
+        &self,
+        etcd: &mut impl Etcd,
+        recorded: Option<SpaceLayout>,
+        ours: &str,
+        notes: &mut Vec<String>,
+    ) -> Result<(), ClaimError> {
+        let key = self.space.layout_key();
+        let recorded = match recorded {
+            Some(r) => r,
+            None => {
+                let value = serde_json::to_string(&SpaceLayout { layout: ours.into(), recorded_by: self.me.clone() })
+                    .expect("a layout is plain data");
+                let put = Put { key: key.clone(), value, lease: 0 };
+                if etcd.txn(&[Guard::Absent(key.clone())], &[put]).map_err(ClaimError::Unreachable)?.succeeded {
+                    notes.push(format!(
+                        "the id space {} had no layout recorded: this server's recorded ({ours})",
+                        self.space.prefix
+                    ));
+                    return Ok(());
+                }
+                // Another server recorded one meanwhile: read it.
+                let kvs = etcd.range(&key).map_err(ClaimError::Unreachable)?;
+                let kv = kvs.iter().find(|kv| kv.key == key).ok_or_else(|| ClaimError::Unreadable {
+                    key: key.clone(),
+                    why: "it was created and is gone".into(),
+                })?;
+                serde_json::from_str(&kv.value)
+                    .map_err(|e| ClaimError::Unreadable { key: key.clone(), why: e.to_string() })?
+            }
+        };
+        if recorded.layout != ours {
+            return Err(ClaimError::SpaceLayout {
+                recorded: recorded.layout,
+                ours: ours.into(),
+                recorded_by: Box::new(recorded.recorded_by),
+            });
+        }
+        Ok(())
     }
 
     fn renew(&mut self, etcd: &mut impl Etcd, shared: &SharedState, now_ms: i64) -> Result<Held, ClaimError> {
@@ -366,16 +557,18 @@ impl Claimer {
             ));
         }
         let deadline_ms = self.space.deadline_ms(sent_ms, self.switches);
-        let mark_ms = held.mark_ms.max(deadline_ms);
-        if !self.record_mark(etcd, held.id, held.lease, mark_ms).map_err(|e| match e {
-            ClaimError::Unreachable(w) => ClaimError::Unreachable(w),
-            other => other,
-        })? {
+        let want = held.mark_ms.max(deadline_ms);
+        let written = self.record_mark(etcd, &mut held, want);
+        // What a write that failed may have done is known now (the revision read back), or at the
+        // next write (which reads it back when its guard fails).
+        if let Some(h) = self.held.as_mut() {
+            (h.mark_ms, h.mark_rev) = (held.mark_ms, held.mark_rev);
+        }
+        if !written? {
             return Err(self.lose(shared, "its claim key is gone or attached to another lease"));
         }
         held.sent_ms = sent_ms;
         held.deadline_ms = deadline_ms;
-        held.mark_ms = mark_ms;
         shared.claim.renewals.fetch_add(1, Relaxed);
         self.publish(shared, &held);
         self.held = Some(held.clone());
@@ -385,7 +578,9 @@ impl Claimer {
     /// At a clean stop (or when the postmaster is gone, its backends perhaps not yet): takes the
     /// grant away, records the final mark (the last tick issued on, at most the deadline) and
     /// revokes the lease, which deletes the claim key at once: the next holder waits for no TTL
-    /// and no lease-long mark.
+    /// and no lease-long mark. The final mark is written only over the mark this holder last
+    /// recorded (its revision): if a write of its own was applied late meanwhile, that higher mark
+    /// stays.
     ///
     /// What the final mark must cover when the grant is taken away: see [`stop_issuing`].
     pub fn release(
@@ -395,11 +590,11 @@ impl Claimer {
         clock: impl FnOnce() -> i64,
     ) -> Result<(), ClaimError> {
         let stopped_ms = stop_issuing(shared, &self.layout, clock);
-        let Some(held) = self.held.take() else { return Ok(()) };
+        let Some(mut held) = self.held.take() else { return Ok(()) };
         let final_ms = stopped_ms.min(held.deadline_ms).max(shared.last_issued_ms(&self.layout).unwrap_or(-1));
         // Never above what is recorded (ids stop at the deadline, which the mark covers).
         let final_ms = final_ms.min(held.mark_ms);
-        let recorded = self.record_mark(etcd, held.id, held.lease, final_ms);
+        let recorded = self.record_mark(etcd, &mut held, final_ms).map(|_| ());
         let revoked = etcd.revoke(held.lease).map_err(ClaimError::Unreachable);
         shared.claim.lease_id.store(0, Relaxed);
         recorded.and(revoked)
@@ -418,68 +613,109 @@ impl Claimer {
         s.deadline_ms.store(held.deadline_ms, Relaxed);
         s.renewed_ms.store(held.sent_ms, Relaxed);
         s.recorded_mark_ms.store(held.mark_ms, Relaxed);
+        s.recorded_mark_rev.store(held.mark_rev, Relaxed);
         // Ids are allowed while the clock's tick is below the tick the deadline falls in, so
         // never at or after the deadline.
         let until = if self.switches.deadline { self.layout.tick_of_mark(held.deadline_ms) } else { i64::MAX };
         shared.hot.grant.store(grant::held(held.id, until, self.layout.machine_bits()), Release);
     }
 
-    fn read_mark(&self, etcd: &mut impl Etcd, id: i64) -> Result<Option<MarkRecord>, ClaimError> {
+    /// The mark recorded for `id`, if any, and the revision of its key (0: none).
+    fn read_mark(&self, etcd: &mut impl Etcd, id: i64) -> Result<(Option<MarkRecord>, i64), ClaimError> {
         let key = self.space.mark_key(id);
         let kvs = etcd.range(&key).map_err(ClaimError::Unreachable)?;
         match kvs.iter().find(|kv| kv.key == key) {
-            None => Ok(None),
+            None => Ok((None, 0)),
             Some(kv) => serde_json::from_str(&kv.value)
-                .map(Some)
+                .map(|m| (Some(m), kv.mod_revision))
                 .map_err(|e| ClaimError::Unreadable { key: key.clone(), why: e.to_string() }),
         }
     }
 
-    /// Writes the mark of `id` if the claim key is still attached to `lease`: whether it was.
-    fn record_mark(&self, etcd: &mut impl Etcd, id: i64, lease: i64, mark_ms: i64) -> Result<bool, ClaimError> {
+    /// Records `mark_ms` as the mark of `held.id`, if the claim key is still attached to its
+    /// lease, over the mark it last recorded (`held.mark_rev`): whether the claim is still held.
+    /// `held.mark_ms` and `held.mark_rev` become what etcd holds. When the revision guard fails, a
+    /// write of this holder's own that had timed out was applied late (nobody else writes the mark
+    /// of an id while the claim is this lease's): the mark it left is read back, and written over
+    /// once more only if it is below `mark_ms` (so a mark never comes down under a later one, and a
+    /// late write never lowers a later one: it finds a later revision and does nothing).
+    fn record_mark(&self, etcd: &mut impl Etcd, held: &mut Held, mark_ms: i64) -> Result<bool, ClaimError> {
         let record = MarkRecord { mark_ms, layout: self.layout.describe(), holder: self.me.clone() };
         let value = serde_json::to_string(&record).expect("a mark is plain data");
-        etcd.txn(
-            &[Guard::LeasedBy(self.space.claim_key(id), lease)],
-            &[Put { key: self.space.mark_key(id), value, lease: 0 }],
-        )
-        .map_err(ClaimError::Unreachable)
+        let (claim_key, mark_key) = (self.space.claim_key(held.id), self.space.mark_key(held.id));
+        let put = [Put { key: mark_key.clone(), value, lease: 0 }];
+        for _ in 0..2 {
+            let mut guards = vec![Guard::LeasedBy(claim_key.clone(), held.lease)];
+            if self.switches.mark_revision {
+                guards.push(Guard::Revision(mark_key.clone(), held.mark_rev));
+            }
+            let t = etcd.txn(&guards, &put).map_err(ClaimError::Unreachable)?;
+            if t.succeeded {
+                (held.mark_ms, held.mark_rev) = (mark_ms, t.revision);
+                return Ok(true);
+            }
+            let claimed = etcd.range(&claim_key).map_err(ClaimError::Unreachable)?;
+            if !claimed.iter().any(|kv| kv.key == claim_key && kv.lease == held.lease) {
+                return Ok(false);
+            }
+            let (recorded, rev) = self.read_mark(etcd, held.id)?;
+            (held.mark_ms, held.mark_rev) = (recorded.map_or(-1, |r| r.mark_ms), rev);
+            if held.mark_ms >= mark_ms {
+                return Ok(true);
+            }
+        }
+        Err(ClaimError::Unreachable(format!(
+            "the mark of machine id {} changed twice while it was being recorded; trying again",
+            held.id
+        )))
     }
 }
 
-type Claims = BTreeMap<i64, Holder>;
-type Marks = BTreeMap<i64, MarkRecord>;
+type Claims = BTreeMap<i64, (Holder, i64)>;
+type Marks = BTreeMap<i64, (MarkRecord, i64)>;
 
-/// The claims and marks of a space, from a range read of its prefix. Keys of other forms under
-/// the prefix are not ours and are left alone.
-fn read_space(space: &Space, kvs: &[Kv]) -> Result<(Claims, Marks), ClaimError> {
-    let (mut claims, mut marks) = (Claims::new(), Marks::new());
+/// A space as read in one range: its claims (holder, lease), marks (record, revision) and layout.
+struct SpaceView {
+    claims: Claims,
+    marks: Marks,
+    layout: Option<SpaceLayout>,
+}
+
+/// The claims, marks and layout of a space, from a range read of its prefix. Keys of other forms
+/// under the prefix are not ours and are left alone.
+fn read_space(space: &Space, kvs: &[Kv]) -> Result<SpaceView, ClaimError> {
+    let mut view = SpaceView { claims: Claims::new(), marks: Marks::new(), layout: None };
     for kv in kvs {
         let Some(rest) = kv.key.strip_prefix(&format!("{}/", space.prefix)) else { continue };
         let unreadable = |why: String| ClaimError::Unreadable { key: kv.key.clone(), why };
         if let Some(id) = rest.strip_prefix("claim/").and_then(|n| n.parse::<i64>().ok()) {
-            claims.insert(id, serde_json::from_str(&kv.value).map_err(|e| unreadable(e.to_string()))?);
+            let holder = serde_json::from_str(&kv.value).map_err(|e| unreadable(e.to_string()))?;
+            view.claims.insert(id, (holder, kv.lease));
         } else if let Some(id) = rest.strip_prefix("mark/").and_then(|n| n.parse::<i64>().ok()) {
-            marks.insert(id, serde_json::from_str(&kv.value).map_err(|e| unreadable(e.to_string()))?);
+            let mark = serde_json::from_str(&kv.value).map_err(|e| unreadable(e.to_string()))?;
+            view.marks.insert(id, (mark, kv.mod_revision));
+        } else if rest == "layout" {
+            view.layout = Some(serde_json::from_str(&kv.value).map_err(|e| unreadable(e.to_string()))?);
         }
     }
-    Ok((claims, marks))
+    Ok(view)
 }
 
 /// The id to claim: this server's own last id if it is free (a restart gets its id back), else
-/// the lowest free one. Refuses while an earlier run of this server still holds its id (a crash:
-/// claiming another would use up the space, as Leaf's users found), and when every id is held.
-pub fn choose(space: &Space, me: &Holder, claims: &Claims, marks: &Marks) -> Result<i64, ClaimError> {
-    if let Some((&id, _)) = claims.iter().find(|(_, h)| *h == me) {
-        return Err(ClaimError::OwnEarlierClaim { id });
+/// the lowest free one, never one of `skip` (marks of another layout). Refuses while an earlier
+/// run of this server still holds its id (claiming another would use up the space, as Leaf's
+/// users found), and when every id is held.
+pub fn choose(space: &Space, me: &Holder, claims: &Claims, marks: &Marks, skip: &[i64]) -> Result<i64, ClaimError> {
+    if let Some((&id, (earlier, _))) = claims.iter().find(|(_, (h, _))| h.same_server(me)) {
+        return Err(ClaimError::OwnEarlierClaim { id, earlier: Box::new(earlier.clone()) });
     }
-    let free = |id: &i64| !claims.contains_key(id) && (0..space.size).contains(id);
-    if let Some((&id, _)) = marks.iter().find(|(id, m)| m.holder == *me && free(id)) {
+    let free = |id: &i64| !claims.contains_key(id) && (0..space.size).contains(id) && !skip.contains(id);
+    if let Some((&id, _)) = marks.iter().find(|(id, (m, _))| m.holder.same_server(me) && free(id)) {
         return Ok(id);
     }
     (0..space.size).find(free).ok_or_else(|| ClaimError::Exhausted {
         size: space.size,
-        holders: claims.iter().map(|(id, h)| (*id, h.clone())).collect(),
+        holders: claims.iter().map(|(id, (h, _))| (*id, h.clone())).collect(),
     })
 }
 

@@ -12,6 +12,43 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicU8};
 /// The longest error text kept (bytes); longer ones are cut at a character boundary.
 pub const MESSAGE_BYTES: usize = 400;
 
+/// What kind of trouble the last error was: a refusal for want of an id says what to do about
+/// this one (its hint), not about every kind at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Trouble {
+    None = 0,
+    /// etcd could not be reached, or answered an error.
+    Unreachable = 1,
+    /// Every id of the space is held.
+    Exhausted = 2,
+    /// An earlier run of this server still holds its id, until its lease expires.
+    OwnEarlierClaim = 3,
+    /// The id space is of another layout.
+    SpaceLayout = 4,
+    /// The lease was lost (expired in etcd, or the claim key gone).
+    Lost = 5,
+    /// A key of the space could not be read.
+    Unreadable = 6,
+    /// The worker's set-up failed: a file of its settings (credentials, TLS) cannot be used.
+    Setup = 7,
+}
+
+impl Trouble {
+    fn from_u8(n: u8) -> Trouble {
+        match n {
+            1 => Trouble::Unreachable,
+            2 => Trouble::Exhausted,
+            3 => Trouble::OwnEarlierClaim,
+            4 => Trouble::SpaceLayout,
+            5 => Trouble::Lost,
+            6 => Trouble::Unreadable,
+            7 => Trouble::Setup,
+            _ => Trouble::None,
+        }
+    }
+}
+
 #[repr(C)]
 pub struct ClaimStatus {
     /// The etcd lease of the claim, 0 when none.
@@ -20,8 +57,10 @@ pub struct ClaimStatus {
     pub deadline_ms: AtomicI64,
     /// When the last renewal that succeeded was sent (ms since 1970), -1: none yet.
     pub renewed_ms: AtomicI64,
-    /// The high-water mark recorded in etcd for the id held (ms since 1970), -1: none.
+    /// The high-water mark recorded in etcd for the id held (ms since 1970), -1: none, and the
+    /// revision of etcd's key it was recorded at (a worker started again writes over that one).
     pub recorded_mark_ms: AtomicI64,
+    pub recorded_mark_rev: AtomicI64,
     /// Claims won, renewals that succeeded and failed, leases lost, calls refused for want of an id.
     pub claims: AtomicU64,
     pub renewals: AtomicU64,
@@ -30,6 +69,7 @@ pub struct ClaimStatus {
     pub refusals: AtomicU64,
     /// When the last error was met (ms since 1970), -1: none since the id was last held.
     pub error_ms: AtomicI64,
+    error_kind: AtomicU8,
     error: MessageCell,
     /// The mark this holder found recorded in etcd when it claimed the id (ms since 1970), -1:
     /// none, and who recorded it: a refusal for a clock behind that mark names them.
@@ -44,12 +84,14 @@ impl Default for ClaimStatus {
             deadline_ms: AtomicI64::new(-1),
             renewed_ms: AtomicI64::new(-1),
             recorded_mark_ms: AtomicI64::new(-1),
+            recorded_mark_rev: AtomicI64::new(0),
             claims: AtomicU64::new(0),
             renewals: AtomicU64::new(0),
             renewal_failures: AtomicU64::new(0),
             losses: AtomicU64::new(0),
             refusals: AtomicU64::new(0),
             error_ms: AtomicI64::new(-1),
+            error_kind: AtomicU8::new(0),
             error: MessageCell::default(),
             inherited_mark_ms: AtomicI64::new(-1),
             inherited_from: MessageCell::default(),
@@ -58,10 +100,16 @@ impl Default for ClaimStatus {
 }
 
 impl ClaimStatus {
-    /// Records the last error (the holder only), at `now_ms`; `None` clears it.
-    pub fn set_error(&self, message: Option<&str>, now_ms: i64) {
+    /// Records the last error (the holder only) and its kind, at `now_ms`; `None` clears it.
+    pub fn set_error(&self, message: Option<&str>, kind: Trouble, now_ms: i64) {
         self.error.set(message.unwrap_or(""));
+        self.error_kind.store(if message.is_some() { kind as u8 } else { 0 }, Relaxed);
         self.error_ms.store(if message.is_some() { now_ms } else { -1 }, Relaxed);
+    }
+
+    /// The kind of the last error (`Trouble::None`: none).
+    pub fn trouble(&self) -> Trouble {
+        Trouble::from_u8(self.error_kind.load(Relaxed))
     }
 
     /// The last error, if any.
@@ -139,14 +187,15 @@ mod tests {
     fn the_last_error_is_kept_whole_or_cut_at_a_character() {
         let s = ClaimStatus::default();
         assert_eq!(s.error(), None);
-        s.set_error(Some("etcd at http://127.0.0.1:2379: connection refused"), 5);
+        s.set_error(Some("etcd at http://127.0.0.1:2379: connection refused"), Trouble::Unreachable, 5);
+        assert_eq!(s.trouble(), Trouble::Unreachable);
         assert_eq!(s.error().as_deref(), Some("etcd at http://127.0.0.1:2379: connection refused"));
         assert_eq!(s.error_ms.load(Relaxed), 5);
         let long = "é".repeat(MESSAGE_BYTES);
-        s.set_error(Some(&long), 6);
+        s.set_error(Some(&long), Trouble::Lost, 6);
         let kept = s.error().unwrap();
         assert!(kept.len() <= MESSAGE_BYTES && kept.chars().all(|c| c == 'é'), "{kept}");
-        s.set_error(None, 7);
-        assert_eq!((s.error(), s.error_ms.load(Relaxed)), (None, -1));
+        s.set_error(None, Trouble::Lost, 7);
+        assert_eq!((s.error(), s.error_ms.load(Relaxed), s.trouble()), (None, -1, Trouble::None));
     }
 }

@@ -1,5 +1,6 @@
 use super::*;
-use crate::etcd_model::EtcdModel;
+use crate::claim_status::Trouble;
+use crate::etcd_model::{EtcdModel, Fault};
 use crate::generator::{Blocked, Generator};
 use crate::state::SharedState;
 
@@ -11,6 +12,7 @@ pub(crate) fn holder(n: u32) -> Holder {
         host: format!("db{n}"),
         port: 5432,
         data_directory: "/var/lib/postgresql/15/main".into(),
+        postmaster: format!("{}@1700000000000000", 100 + n),
     }
 }
 
@@ -40,21 +42,30 @@ fn issue(shared: &SharedState, bits: u32, now_ms: i64) -> Result<i64, Blocked> {
     g.try_issue(shared, now_ms).map(|(id, _)| id).map_err(|e| e.expect("no error that waiting cannot cure"))
 }
 
+/// `holder(n)` after a restart: the same server, another postmaster.
+pub(crate) fn restarted(n: u32) -> Holder {
+    Holder { postmaster: format!("{}@1700000099000000", 200 + n), ..holder(n) }
+}
+
 #[test]
 fn the_lowest_free_id_is_claimed_and_own_id_comes_back() {
     let s = space(2);
     let mut claims = Claims::new();
     let mut marks = Marks::new();
-    assert_eq!(choose(&s, &holder(1), &claims, &marks), Ok(0));
-    claims.insert(0, holder(2));
-    claims.insert(1, holder(3));
-    assert_eq!(choose(&s, &holder(1), &claims, &marks), Ok(2));
-    marks.insert(3, MarkRecord { mark_ms: 5, layout: String::new(), holder: holder(1) });
-    assert_eq!(choose(&s, &holder(1), &claims, &marks), Ok(3), "its own last id, free");
-    claims.insert(3, holder(1));
-    assert_eq!(choose(&s, &holder(1), &claims, &marks), Err(ClaimError::OwnEarlierClaim { id: 3 }));
-    claims.insert(2, holder(4));
-    let Err(e @ ClaimError::Exhausted { size: 4, .. }) = choose(&s, &holder(5), &claims, &marks) else { panic!() };
+    assert_eq!(choose(&s, &holder(1), &claims, &marks, &[]), Ok(0));
+    claims.insert(0, (holder(2), 7));
+    claims.insert(1, (holder(3), 8));
+    assert_eq!(choose(&s, &holder(1), &claims, &marks, &[]), Ok(2));
+    assert_eq!(choose(&s, &holder(1), &claims, &marks, &[2]), Ok(3), "an id with a stale mark is passed over");
+    marks.insert(3, (MarkRecord { mark_ms: 5, layout: String::new(), holder: holder(1) }, 4));
+    assert_eq!(choose(&s, &restarted(1), &claims, &marks, &[]), Ok(3), "its own last id, free, after a restart");
+    claims.insert(3, (holder(1), 9));
+    assert_eq!(
+        choose(&s, &restarted(1), &claims, &marks, &[]),
+        Err(ClaimError::OwnEarlierClaim { id: 3, earlier: Box::new(holder(1)) })
+    );
+    claims.insert(2, (holder(4), 10));
+    let Err(e @ ClaimError::Exhausted { size: 4, .. }) = choose(&s, &holder(5), &claims, &marks, &[]) else { panic!() };
     let text = e.message(&s);
     assert!(text.contains("(4 ids, snowflake.machine_bits)") && text.contains("3 by db1:5432"), "{text}");
 }
@@ -65,7 +76,8 @@ fn a_claim_publishes_the_id_until_the_local_deadline_recorded_as_the_mark() {
     let shared = server();
     assert_eq!(issue(&shared, 4, EPOCH + 10_000), Err(Blocked::NotHeld), "nothing before the claim");
     let mut c = claimer(1, 4);
-    let Ok(Step::Claimed(held)) = c.step(&mut etcd.client(false), &shared, EPOCH + 10_000) else { panic!() };
+    let Ok(Step::Claimed(held, notes)) = c.step(&mut etcd.client(false), &shared, EPOCH + 10_000) else { panic!() };
+    assert!(notes[0].contains("had no layout recorded: this server's recorded"), "{notes:?}");
     assert_eq!((held.id, held.deadline_ms), (0, EPOCH + 10_000 + 3_000 - 600));
     let recorded: MarkRecord = serde_json::from_str(etcd.value("/pg_snowflake/test/mark/0").unwrap()).unwrap();
     assert_eq!(recorded.mark_ms, held.deadline_ms, "the mark covers every id until the deadline");
@@ -93,7 +105,7 @@ fn a_new_holder_whose_clock_is_behind_issues_nothing_at_or_below_the_recorded_ma
     // A dies; its lease expires in etcd; B, 5 s behind, claims the same id.
     etcd.now_ms += 4_000;
     let mut cb = claimer(2, 4);
-    let Ok(Step::Claimed(h)) = cb.step(&mut etcd.client(false), &b, EPOCH + 99_000) else { panic!() };
+    let Ok(Step::Claimed(h, _)) = cb.step(&mut etcd.client(false), &b, EPOCH + 99_000) else { panic!() };
     assert_eq!(h.id, 0, "the id A held");
     assert!(a.claim.inherited().is_none(), "A found no mark: the id was new");
     let (inherited_ms, from) = b.claim.inherited().expect("B found A's mark");
@@ -130,7 +142,7 @@ fn a_holder_paused_past_its_lease_issues_nothing_when_it_resumes() {
         // A is stopped (SIGSTOP, a VM pause) for 10 s; B claims the id at once when it is free.
         etcd.now_ms += 10_000;
         let mut cb = claimer(2, 4);
-        let Ok(Step::Claimed(h)) = cb.step(&mut etcd.client(false), &b, EPOCH + 60_000) else { panic!() };
+        let Ok(Step::Claimed(h, _)) = cb.step(&mut etcd.client(false), &b, EPOCH + 60_000) else { panic!() };
         assert_eq!(h.id, 0);
         let by_b = issue(&b, 4, EPOCH + 60_001).unwrap();
         // A resumes: a backend first, before its worker notices.
@@ -147,7 +159,7 @@ fn a_holder_paused_past_its_lease_issues_nothing_when_it_resumes() {
         assert_eq!(a.claim.losses.load(Relaxed), 1);
         assert!(a.claim.error().unwrap().contains("the lease of machine id 0 was lost"));
         // It claims again: another id.
-        let Ok(Step::Claimed(h)) = ca.step(&mut etcd.client(false), &a, EPOCH + 60_003) else { panic!() };
+        let Ok(Step::Claimed(h, _)) = ca.step(&mut etcd.client(false), &a, EPOCH + 60_003) else { panic!() };
         assert_eq!(h.id, 1);
     }
 }
@@ -166,27 +178,176 @@ fn a_clean_stop_records_the_last_tick_and_frees_the_id_for_the_same_server() {
     assert_eq!(etcd.value("/pg_snowflake/test/claim/0"), None, "freed at once");
     let m: MarkRecord = serde_json::from_str(etcd.value("/pg_snowflake/test/mark/0").unwrap()).unwrap();
     assert_eq!(m.mark_ms, EPOCH + 20_201, "lowered to the stop (and a tick: see stop_issuing), not the deadline");
-    // The same server starts again (a new shared state, as after a restart): its id back.
+    // The same server starts again (a new shared state, a new postmaster): its id back.
     let again = server();
-    let mut ca = claimer(1, 4);
-    let Ok(Step::Claimed(h)) = ca.step(&mut etcd.client(false), &again, EPOCH + 20_300) else { panic!() };
+    let mut ca = Claimer::new(space(4), restarted(1), layout(4), Switches::ALL_ON);
+    let Ok(Step::Claimed(h, _)) = ca.step(&mut etcd.client(false), &again, EPOCH + 20_300) else { panic!() };
     assert_eq!(h.id, 0);
     assert!(issue(&again, 4, EPOCH + 20_301).unwrap() > last);
 }
 
 #[test]
-fn a_crashed_server_waits_for_its_own_lease_rather_than_use_up_another_id() {
+fn a_server_restarted_after_its_postmaster_died_waits_for_its_own_lease_rather_than_use_up_another_id() {
     let mut etcd = EtcdModel::at(EPOCH + 20_000);
     let mut ca = claimer(1, 4);
     ca.step(&mut etcd.client(false), &server(), EPOCH + 20_000).unwrap();
-    let restarted = server();
-    let mut ca = claimer(1, 4);
+    let again = server();
+    let mut ca = Claimer::new(space(4), restarted(1), layout(4), Switches::ALL_ON);
     etcd.now_ms += 1_000;
-    let e = ca.step(&mut etcd.client(false), &restarted, EPOCH + 21_000).unwrap_err();
-    assert_eq!(e, ClaimError::OwnEarlierClaim { id: 0 });
+    let e = ca.step(&mut etcd.client(false), &again, EPOCH + 21_000).unwrap_err();
+    assert_eq!(e, ClaimError::OwnEarlierClaim { id: 0, earlier: Box::new(holder(1)) });
+    assert_eq!(again.claim.trouble(), Trouble::OwnEarlierClaim);
+    assert!(e.message(&space(4)).contains("(postmaster 101@1700000000000000)"), "{}", e.message(&space(4)));
+    assert_eq!(issue(&again, 4, EPOCH + 21_001), Err(Blocked::NotHeld), "nothing meanwhile");
+    // It backs off (1 s, then 2 s, ...): the next claim comes once the lease has expired.
     etcd.now_ms += 3_000;
-    let Ok(Step::Claimed(h)) = ca.step(&mut etcd.client(false), &restarted, EPOCH + 24_000) else { panic!() };
+    let Ok(Step::Claimed(h, _)) = ca.step(&mut etcd.client(false), &again, EPOCH + 24_000) else { panic!() };
     assert_eq!(h.id, 0);
+}
+
+#[test]
+fn a_crash_restart_takes_its_own_claim_back_at_once_and_issues_above_its_crashed_ids() {
+    // The same postmaster re-initialised shared memory after a backend crashed: every process of
+    // the crashed instance has exited, so its claim is revoked and taken again without the TTL.
+    let mut etcd = EtcdModel::at(EPOCH + 20_000);
+    let (a, other) = (server(), server());
+    claimer(2, 4).step(&mut etcd.client(false), &other, EPOCH + 20_000).unwrap();
+    let mut ca = claimer(1, 4);
+    let Ok(Step::Claimed(first, _)) = ca.step(&mut etcd.client(false), &a, EPOCH + 20_000) else { panic!() };
+    assert_eq!(first.id, 1);
+    let last = issue(&a, 4, EPOCH + 20_500).unwrap();
+    etcd.now_ms += 600;
+    let crashed = server();
+    let mut ca = claimer(1, 4);
+    let Ok(Step::Claimed(h, notes)) = ca.step(&mut etcd.client(false), &crashed, EPOCH + 20_600) else { panic!() };
+    assert_eq!(h.id, 1, "its own id, at once");
+    assert!(notes.iter().any(|n| n.contains("before its crash-restart: its lease")), "{notes:?}");
+    assert!(!etcd.held_by("/pg_snowflake/test/claim/1", first.lease), "the crashed instance's lease is revoked");
+    assert!(matches!(issue(&crashed, 4, EPOCH + 20_601), Err(Blocked::Tick { .. })), "above its recorded mark");
+    assert!(issue(&crashed, 4, first.deadline_ms + 1).unwrap() > last);
+    // Another server that names itself the same but runs another postmaster waits (see above).
+}
+
+#[test]
+fn a_mark_write_applied_late_never_lowers_the_mark() {
+    for revision_guard in [true, false] {
+        let switches = Switches { mark_revision: revision_guard, ..Switches::ALL_ON };
+        let mut etcd = EtcdModel::at(EPOCH);
+        let a = server();
+        let mut ca = Claimer::new(space(4), holder(1), layout(4), switches);
+        ca.step(&mut etcd.client(false), &a, EPOCH).unwrap();
+        // A renewal's mark write is held on the way (its client gives up), the next succeeds.
+        etcd.now_ms = EPOCH + 1_000;
+        etcd.fault = None;
+        // (A renewal's calls: the keepalive, then the mark's transaction.)
+        let _ = ca.step(&mut Faulty(&mut etcd, 2, Fault::Held), &a, EPOCH + 1_000).unwrap_err();
+        assert_eq!(etcd.held_requests(), 1);
+        etcd.now_ms = EPOCH + 2_000;
+        let Ok(Step::Renewed(h)) = ca.step(&mut etcd.client(false), &a, EPOCH + 2_000) else { panic!() };
+        assert_eq!(h.deadline_ms, EPOCH + 2_000 + 2_400);
+        // etcd applies the held write now: it would take the mark back to the first renewal's.
+        etcd.apply_held();
+        let m: MarkRecord = serde_json::from_str(etcd.value("/pg_snowflake/test/mark/0").unwrap()).unwrap();
+        if revision_guard {
+            assert_eq!(m.mark_ms, h.mark_ms, "the late write found a later revision and changed nothing");
+            assert!(m.mark_ms >= h.deadline_ms);
+        } else {
+            assert!(m.mark_ms < h.deadline_ms, "the control: the late write lowered the mark below the deadline");
+        }
+    }
+}
+
+#[test]
+fn a_write_whose_answer_was_lost_is_read_back_and_not_written_below() {
+    let mut etcd = EtcdModel::at(EPOCH);
+    let a = server();
+    let mut ca = claimer(1, 4);
+    ca.step(&mut etcd.client(false), &a, EPOCH).unwrap();
+    etcd.now_ms = EPOCH + 1_000;
+    // The renewal's mark write is applied, its answer lost: the renewal fails (no new deadline).
+    let e = ca.step(&mut Faulty(&mut etcd, 2, Fault::AnswerLost), &a, EPOCH + 1_000).unwrap_err();
+    assert!(matches!(e, ClaimError::Unreachable(_)));
+    assert_eq!(a.claim.deadline_ms.load(Relaxed), EPOCH + 2_400, "the deadline it had");
+    // The next renewal's guard meets the revision the lost write made: it reads the mark back.
+    etcd.now_ms = EPOCH + 1_200;
+    let Ok(Step::Renewed(h)) = ca.step(&mut etcd.client(false), &a, EPOCH + 1_200) else { panic!() };
+    assert_eq!(h.deadline_ms, EPOCH + 1_200 + 2_400);
+    let m: MarkRecord = serde_json::from_str(etcd.value("/pg_snowflake/test/mark/0").unwrap()).unwrap();
+    assert_eq!(m.mark_ms, h.deadline_ms);
+}
+
+#[test]
+fn an_error_answer_is_never_a_missing_mark() {
+    // A new holder's read of the id's mark meets an error answer (etcd 3.6's 503 with code 14):
+    // the claim fails and is tried again; it never issues below its predecessor's mark.
+    let mut etcd = EtcdModel::at(EPOCH + 100_000);
+    let a = server();
+    claimer(1, 4).step(&mut etcd.client(false), &a, EPOCH + 100_000).unwrap();
+    let last_a = issue(&a, 4, EPOCH + 102_000).unwrap();
+    etcd.now_ms += 4_000;
+    let b = server();
+    let mut cb = claimer(2, 4);
+    // Calls of a claim: range, grant, txn (claim), range (the mark): the fourth fails.
+    let e = cb.step(&mut Faulty(&mut etcd, 4, Fault::ErrorAnswer), &b, EPOCH + 99_000).unwrap_err();
+    assert!(e.message(&space(4)).contains("leader changed"), "{e:?}");
+    assert_eq!(etcd.value("/pg_snowflake/test/claim/0"), None, "the claim given back");
+    assert_eq!(issue(&b, 4, EPOCH + 99_001), Err(Blocked::NotHeld));
+    etcd.now_ms += 1_000;
+    cb.step(&mut etcd.client(false), &b, EPOCH + 100_000).unwrap();
+    assert!(matches!(issue(&b, 4, EPOCH + 100_001), Err(Blocked::Tick { .. })), "above A's mark");
+    etcd.now_ms += 1_000;
+    let Ok(Step::Renewed(_)) = cb.step(&mut etcd.client(false), &b, EPOCH + 101_000) else { panic!() };
+    assert!(issue(&b, 4, EPOCH + 102_401).unwrap() > last_a);
+}
+
+#[test]
+fn a_transient_error_on_a_renewal_is_no_lost_claim() {
+    let mut etcd = EtcdModel::at(EPOCH);
+    let a = server();
+    let mut ca = claimer(1, 4);
+    ca.step(&mut etcd.client(false), &a, EPOCH).unwrap();
+    etcd.now_ms = EPOCH + 1_000;
+    let e = ca.step(&mut Faulty(&mut etcd, 1, Fault::ErrorAnswer), &a, EPOCH + 1_000).unwrap_err();
+    assert!(matches!(e, ClaimError::Unreachable(_)));
+    assert_eq!(a.claim.losses.load(Relaxed), 0);
+    etcd.now_ms = EPOCH + 1_200;
+    let Ok(Step::Renewed(h)) = ca.step(&mut etcd.client(false), &a, EPOCH + 1_200) else { panic!() };
+    assert_eq!(h.id, 0);
+}
+
+/// A client whose `n`th call (1-based) meets `fault`.
+struct Faulty<'a>(&'a mut EtcdModel, u32, Fault);
+impl Faulty<'_> {
+    fn arm(&mut self) {
+        if self.1 > 0 {
+            self.1 -= 1;
+            if self.1 == 0 {
+                self.0.fault = Some(self.2);
+            }
+        }
+    }
+}
+impl Etcd for Faulty<'_> {
+    fn grant(&mut self, ttl_s: i64) -> Result<i64, String> {
+        self.arm();
+        self.0.client(false).grant(ttl_s)
+    }
+    fn keep_alive(&mut self, lease: i64) -> Result<i64, String> {
+        self.arm();
+        self.0.client(false).keep_alive(lease)
+    }
+    fn revoke(&mut self, lease: i64) -> Result<(), String> {
+        self.arm();
+        self.0.client(false).revoke(lease)
+    }
+    fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String> {
+        self.arm();
+        self.0.client(false).range(prefix)
+    }
+    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
+        self.arm();
+        self.0.client(false).txn(guards, puts)
+    }
 }
 
 #[test]
@@ -194,7 +355,7 @@ fn five_servers_in_a_space_of_four_ids_the_fifth_is_refused_naming_the_holders()
     let mut etcd = EtcdModel::at(EPOCH);
     let mut ids = vec![];
     for n in 1..=4 {
-        let Ok(Step::Claimed(h)) = claimer(n, 2).step(&mut etcd.client(false), &server(), EPOCH) else { panic!() };
+        let Ok(Step::Claimed(h, _)) = claimer(n, 2).step(&mut etcd.client(false), &server(), EPOCH) else { panic!() };
         ids.push(h.id);
     }
     assert_eq!(ids, [0, 1, 2, 3]);
@@ -225,14 +386,62 @@ fn etcd_unreachable_keeps_the_id_until_its_deadline_then_nothing() {
 }
 
 #[test]
-fn a_mark_of_another_layout_is_refused_and_the_claim_given_back() {
+fn a_server_of_another_layout_is_refused_by_the_space_even_on_an_unmarked_id() {
     let mut etcd = EtcdModel::at(EPOCH);
     let a = server();
+    claimer(1, 4).step(&mut etcd.client(false), &a, EPOCH).unwrap();
+    let other_layout = Layout::new(EPOCH, 2, 4, 12).unwrap();
+    for switches in [Switches::ALL_ON, Switches { space_layout: false, ..Switches::ALL_ON }] {
+        let b = server();
+        let mut other = Claimer::new(space(4), holder(2), other_layout, switches);
+        let r = other.step(&mut etcd.client(false), &b, EPOCH + 20);
+        if switches.space_layout {
+            let Err(e @ ClaimError::SpaceLayout { .. }) = r else { panic!("{r:?}") };
+            assert!(e.message(&space(4)).contains("is of another layout"), "{}", e.message(&space(4)));
+            assert_eq!(b.claim.trouble(), Trouble::SpaceLayout);
+            assert_eq!(etcd.value("/pg_snowflake/test/claim/1"), None, "nothing claimed");
+        } else {
+            // The control: id 1 has no mark, so nothing compares the layouts; both issue.
+            let Ok(Step::Claimed(h, _)) = r else { panic!("{r:?}") };
+            assert_eq!(h.id, 1);
+        }
+    }
+}
+
+#[test]
+fn a_stale_mark_of_another_layout_is_passed_over_not_a_lock_out() {
+    let mut etcd = EtcdModel::at(EPOCH);
+    // A mark left at id 0 under another layout, before the space recorded its layout.
+    let stale =
+        MarkRecord { mark_ms: EPOCH, layout: Layout::new(EPOCH, 2, 4, 12).unwrap().describe(), holder: holder(9) };
+    let put = Put { key: "/pg_snowflake/test/mark/0".into(), value: serde_json::to_string(&stale).unwrap(), lease: 0 };
+    etcd.client(false).txn(&[], &[put]).unwrap();
+    let a = server();
+    let Ok(Step::Claimed(h, notes)) = claimer(1, 4).step(&mut etcd.client(false), &a, EPOCH + 10) else { panic!() };
+    assert_eq!(h.id, 1);
+    assert!(
+        notes.iter().any(|n| n.contains("machine ids 0 of the id space") && n.contains("passed over")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn a_leader_change_only_lengthens_leases_and_an_expired_token_is_renewed_unseen() {
+    let mut etcd = EtcdModel::at(EPOCH);
+    let (a, b) = (server(), server());
     let mut ca = claimer(1, 4);
-    ca.step(&mut etcd.client(false), &a, EPOCH).unwrap();
-    ca.release(&mut etcd.client(false), &a, || EPOCH + 10).unwrap();
-    let mut other = Claimer::new(space(4), holder(1), Layout::new(EPOCH, 2, 4, 12).unwrap(), Switches::ALL_ON);
-    let e = other.step(&mut etcd.client(false), &server(), EPOCH + 20).unwrap_err();
-    assert!(matches!(e, ClaimError::LayoutDiffers { id: 0, .. }), "{e:?}");
-    assert_eq!(etcd.value("/pg_snowflake/test/claim/0"), None);
+    let Ok(Step::Claimed(held, _)) = ca.step(&mut etcd.client(false), &a, EPOCH) else { panic!() };
+    // A is paused; a new leader extends its lease by a whole TTL: B still cannot take the id, and A's
+    // deadline (from its own renewal) is no later for it.
+    etcd.now_ms = EPOCH + 2_900;
+    etcd.leader_change();
+    etcd.now_ms = EPOCH + 3_500;
+    let Ok(Step::Claimed(h, _)) = claimer(2, 4).step(&mut etcd.client(false), &b, EPOCH + 3_500) else { panic!() };
+    assert_eq!(h.id, 1, "id 0 is still A's in etcd");
+    assert_eq!(issue(&a, 4, held.deadline_ms), Err(Blocked::NotHeld), "A stops at its own deadline");
+    // A's renewal meets an expired token: the gateway authenticates again, the call goes through.
+    etcd.fault = Some(Fault::TokenExpired);
+    let Ok(Step::Renewed(_)) = ca.step(&mut etcd.client(false), &a, EPOCH + 3_500) else { panic!() };
+    assert_eq!(etcd.faults_done[3], 1);
+    assert!(issue(&a, 4, EPOCH + 3_501).is_ok());
 }

@@ -3,6 +3,7 @@
 //! without PostgreSQL; the PostgreSQL shell adds the SQLSTATE (`src/postgres/errors.rs`).
 
 use crate::calendar::format_utc;
+use crate::claim_status::Trouble;
 use crate::layout::{Layout, LayoutError, MAX_FIELD_BITS, MAX_TICK_MS, MIN_FIELD_BITS, MIN_TIMESTAMP_BITS};
 use crate::mark_writer::WriteStep;
 
@@ -21,6 +22,8 @@ pub enum Error {
         /// The id whose lease reached its local deadline with no renewal since (none: no id was
         /// claimed since the last one was lost or released).
         lapsed: Option<i64>,
+        /// What kind of trouble the holder's last error was: the hint says what to do about it.
+        trouble: Trouble,
     },
     /// Where the machine id comes from could not give one at start.
     MachineIdSource {
@@ -155,7 +158,7 @@ impl Error {
             Error::NotPreloaded => {
                 "pg_snowflake is not loaded through shared_preload_libraries".into()
             }
-            Error::MachineIdNotHeld { source, last_error, lapsed } => format!(
+            Error::MachineIdNotHeld { source, last_error, lapsed, .. } => format!(
                 "no machine id is held: it is leased from {source}, and {}",
                 match (lapsed, last_error) {
                     (Some(id), Some(e)) => format!(
@@ -253,7 +256,17 @@ impl Error {
 
     pub fn hint(&self) -> String {
         match self {
-            Error::MachineIdNotHeld { .. } => "The server keeps claiming and serves everything else meanwhile; ids begin once it holds one. Check that etcd is up and reachable from this server (snowflake.etcd_endpoints), and see snowflake_machine_id_status() and the server log. If every id of the space is held, stop a server of it cleanly (its id is freed at once) or widen snowflake.machine_bits on every server of the space.".into(),
+            Error::MachineIdNotHeld { trouble, .. } => match trouble {
+                Trouble::None => "The server is claiming a machine id in etcd (its background worker \"pg_snowflake machine id\" does, from start and from promotion); ids begin once it holds one, and everything else is served meanwhile: retry. snowflake_machine_id_status() shows how it goes.",
+                Trouble::Unreachable => "The server keeps claiming and serves everything else meanwhile; ids begin once it holds one. Check that etcd is up and reachable from this server (snowflake.etcd_endpoints) and answers without errors, and see snowflake_machine_id_status() and the server log.",
+                Trouble::Exhausted => "Every machine id of the id space is held: stop a server of the space cleanly (its id is freed at once), or widen snowflake.machine_bits on every server of the space (a change of layout: see Copies and layout changes in the manual), or give this server an id space of its own (snowflake.etcd_prefix).",
+                Trouble::OwnEarlierClaim => "An earlier run of this server (before a restart of the whole server that could not release it) still holds its machine id; it is claimed again by itself when that lease expires, at most snowflake.etcd_lease_ttl after its last renewal. Nothing to do but wait; another id is not taken meanwhile, so that restarts do not use up the id space.",
+                Trouble::SpaceLayout => "The id space (snowflake.etcd_prefix) was set up by servers of another layout, whose ids could equal this server's: give servers of this layout an id space of their own (another snowflake.etcd_prefix), or set this server's layout to the space's (snowflake.epoch, time_unit, machine_bits, sequence_bits), and restart.",
+                Trouble::Lost => "The lease expired in etcd (this server was paused, or cut off from etcd, past snowflake.etcd_lease_ttl) or its claim was removed: the server claims a machine id again by itself. If it happens often, raise snowflake.etcd_lease_ttl or look at what pauses the server.",
+                Trouble::Unreadable => "A key of the id space holds what pg_snowflake did not write: the message names it. Remove that key from etcd (etcdctl del KEY) if nothing else uses it, or use another snowflake.etcd_prefix.",
+                Trouble::Setup => "A file of the etcd settings cannot be used (the message names it and why): fix it (owner, mode 0600 for a key or the credentials, its contents) and restart the server, or its worker (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'pg_snowflake machine id').",
+            }
+            .into(),
             Error::MachineIdSource { setting, .. } => match *setting {
                 "snowflake.machine_id_source = 'pod_index'" => "Give the server its StatefulSet pod index (the Downward API's apps.kubernetes.io/pod-index label in the environment variable snowflake.pod_index_variable names, or a hostname ending in -N), or choose another snowflake.machine_id_source, and restart. Never a default: two servers would share it.",
                 "snowflake.etcd_ca_file" | "snowflake.etcd_cert_file" | "snowflake.etcd_key_file" => "The TLS files are for https:// endpoints: write snowflake.etcd_endpoints as https://host:port, name etcd's CA in snowflake.etcd_ca_file (empty: the system's trusted CAs), and set snowflake.etcd_cert_file and snowflake.etcd_key_file together (a client certificate and its key, the key owned by the server's OS user with mode 0600); then restart.",

@@ -3,14 +3,101 @@
 //! as the claim protocol's [`Etcd`]. Pure: the bytes of an HTTP/1.1 request and the reading of its
 //! response are here; the shell only moves them over a socket ([`Transport`]).
 
-use crate::claim::{Etcd, Guard, Kv, Put};
+use crate::claim::{Etcd, Guard, Kv, Put, Txn};
 use serde_json::{json, Value};
 use zeroize::Zeroizing;
 
+/// The most bytes an answer may take (head and body): a range of a whole id space of 1,024 ids,
+/// each with its claim and its mark, is about 600 kB. A longer answer is refused, never read on.
+pub const MAX_ANSWER_BYTES: usize = 4 << 20;
+
 /// Sends one request to one endpoint and returns the response's bytes (to the end of the
-/// connection), or why not: over TCP, in TLS when the endpoint is `https://`.
+/// connection, at most [`MAX_ANSWER_BYTES`]), or why not: over TCP, in TLS when the endpoint is
+/// `https://`. Each exchange is bounded in time by the transport (the worker's step has an
+/// overall deadline, and a stop request ends it).
 pub trait Transport {
     fn exchange(&mut self, endpoint: &Endpoint, request: &[u8]) -> Result<Vec<u8>, String>;
+}
+
+/// Why a call got no answer of etcd's saying it did what was asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Failure {
+    /// No answer from any endpoint, or none that is etcd's (each endpoint and why).
+    NoAnswer(String),
+    /// etcd answered with an error: the endpoint, the HTTP status, the gRPC code (0: none given)
+    /// and its message.
+    Answered { url: String, status: u16, code: i64, message: String },
+}
+
+impl Failure {
+    fn text(&self) -> String {
+        match self {
+            Failure::NoAnswer(why) => format!("etcd at {why}"),
+            Failure::Answered { url, status, code, message } => {
+                format!("etcd at {url}: HTTP {status}: {message} (code {code})")
+            }
+        }
+    }
+
+    /// etcd refused the token (expired, or unknown to a restarted etcd): gRPC's UNAUTHENTICATED,
+    /// HTTP 401. Decided by the code, never by the text.
+    fn unauthenticated(&self) -> bool {
+        matches!(self, Failure::Answered { status, code, .. } if *status == 401 || *code == 16)
+    }
+
+    /// What was asked for does not exist (a lease etcd no longer has): gRPC's NOT_FOUND, HTTP 404.
+    fn not_found(&self) -> bool {
+        matches!(self, Failure::Answered { status, code, .. } if *status == 404 || *code == 5)
+    }
+}
+
+/// gRPC codes an error answer of which another member may not give (no leader, a leader change, a
+/// request timed out, a member out of resources): the next endpoint is asked.
+fn member_trouble(status: u16, code: i64) -> bool {
+    matches!(code, 4 | 8 | 14) || matches!(status, 502..=504)
+}
+
+/// etcd's answer in `text` (HTTP `status`), or the error it is. An answer is JSON with etcd's
+/// response header (`header`, or in a stream's first message `result.header`); an error is any
+/// status but 2xx, a non-zero `code` (etcd 3.6's gateway: `{"code": 14, "message": ...}`), or an
+/// `error` (3.4 and 3.5: `{"error": "...", "code": 14, "message": ...}`; in a stream: `{"error":
+/// {"grpc_code": 5, "http_code": 404, "message": ...}}`). Anything else is not an answer.
+fn read_answer(url: &str, status: u16, text: &str, errors_by_status: bool) -> Result<Value, Failure> {
+    let v = serde_json::from_str::<Value>(text)
+        .map_err(|e| Failure::NoAnswer(format!("{url}: HTTP {status}, an answer that is not JSON ({e})")))?;
+    let error = v.get("error");
+    if !errors_by_status {
+        // 0.2.0's betas (the test builds' negative control): an error only by a JSON "error".
+        return match error {
+            Some(e) => Err(Failure::Answered {
+                url: url.into(),
+                status,
+                code: int(v.get("code")),
+                message: e.as_str().unwrap_or("an error").into(),
+            }),
+            None => Ok(v),
+        };
+    }
+    let code = int(v.get("code")).max(int(error.and_then(|e| e.get("grpc_code"))));
+    if !(200..300).contains(&status) || code != 0 || error.is_some() {
+        let message = [v.get("message"), error.and_then(|e| e.get("message")), error]
+            .into_iter()
+            .flatten()
+            .find_map(Value::as_str)
+            .unwrap_or("an error without a message")
+            .to_string();
+        let status = match error.and_then(|e| e.get("http_code")).map(|c| int(Some(c))) {
+            Some(http) if status == 200 && http > 0 => http as u16,
+            _ => status,
+        };
+        return Err(Failure::Answered { url: url.into(), status, code, message });
+    }
+    if !v.get("header").or_else(|| v.get("result").and_then(|r| r.get("header"))).is_some_and(Value::is_object) {
+        return Err(Failure::NoAnswer(format!(
+            "{url}: HTTP {status}, an answer without etcd's header: not etcd's answer"
+        )));
+    }
+    Ok(v)
 }
 
 /// The endpoints of one etcd cluster, tried in turn from the last that answered.
@@ -22,6 +109,9 @@ pub struct Gateway<T> {
     /// every request carries. Never in a message: errors name the user at most.
     credentials: Option<(String, Zeroizing<String>)>,
     token: Option<Zeroizing<String>>,
+    /// Whether an answer's HTTP status, code and header decide that it is an error (always, but
+    /// in the test builds' negative control: see [`Gateway::reading_errors_as_before`]).
+    errors_by_status: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,7 +192,19 @@ pub fn check_tls_settings(
 
 impl<T: Transport> Gateway<T> {
     pub fn new(endpoints: Vec<Endpoint>, transport: T) -> Gateway<T> {
-        Gateway { endpoints, current: 0, transport, credentials: None, token: None }
+        Gateway { endpoints, current: 0, transport, credentials: None, token: None, errors_by_status: true }
+    }
+
+    /// Test builds only (the negative control of the error scenarios): errors known only by a JSON
+    /// `error` key, as in 0.2.0's betas, so that etcd 3.6's error form passes for an answer.
+    pub fn reading_errors_as_before(mut self) -> Gateway<T> {
+        self.errors_by_status = false;
+        self
+    }
+
+    /// The transport, for the caller to set each step's budget.
+    pub fn transport(&mut self) -> &mut T {
+        &mut self.transport
     }
 
     /// Authenticates as `user` with `password` (etcd's authentication on).
@@ -112,17 +214,15 @@ impl<T: Transport> Gateway<T> {
     }
 
     /// POSTs `body` to `path` with the token, authenticating first when there is none yet or
-    /// etcd refuses the one held (it expired: etcd's simple tokens live 5 minutes).
-    fn call(&mut self, path: &str, body: Value) -> Result<Value, String> {
+    /// etcd refuses the one held (it expired: etcd's simple tokens live 5 minutes; a restarted etcd
+    /// knows none): the status code says so, never the error's text.
+    fn call(&mut self, path: &str, body: Value) -> Result<Value, Failure> {
         if self.credentials.is_some() && self.token.is_none() {
             self.authenticate()?;
         }
         let body = body.to_string();
         match self.send(path, &body) {
-            Err(e)
-                if self.credentials.is_some()
-                    && (e.contains("invalid auth token") || e.contains("user name is empty")) =>
-            {
+            Err(e) if self.credentials.is_some() && e.unauthenticated() => {
                 self.authenticate()?;
                 self.send(path, &body)
             }
@@ -130,26 +230,32 @@ impl<T: Transport> Gateway<T> {
         }
     }
 
-    fn authenticate(&mut self) -> Result<(), String> {
+    fn authenticate(&mut self) -> Result<(), Failure> {
         self.token = None;
         let (user, password) = self.credentials.as_ref().expect("authenticate only with credentials");
         let quoted = Zeroizing::new(serde_json::to_string(password.as_str()).expect("a string is JSON"));
         let name = serde_json::to_string(user).expect("a string is JSON");
         let user = user.clone();
         let body = Zeroizing::new(format!("{{\"name\":{name},\"password\":{}}}", quoted.as_str()));
-        let v = self.send("/v3/auth/authenticate", &body).map_err(|e| format!("{e} (authenticating as {user})"))?;
+        let v = self.send("/v3/auth/authenticate", &body).map_err(|e| match e {
+            Failure::NoAnswer(why) => Failure::NoAnswer(format!("{why} (authenticating as {user})")),
+            Failure::Answered { url, status, code, message } => {
+                Failure::Answered { url, status, code, message: format!("{message} (authenticating as {user})") }
+            }
+        })?;
         match v.get("token").and_then(Value::as_str) {
             Some(t) => {
                 self.token = Some(Zeroizing::new(t.to_string()));
                 Ok(())
             }
-            None => Err(format!("etcd gave no token to {user}")),
+            None => Err(Failure::NoAnswer(format!("etcd gave no token to {user}"))),
         }
     }
 
-    /// POSTs `body` to `path`: the JSON answer, or why no endpoint gave one. An answer that is an
-    /// error of etcd's (a JSON `error`) is returned as an `Err` naming the endpoint too.
-    fn send(&mut self, path: &str, body: &str) -> Result<Value, String> {
+    /// POSTs `body` to `path`: etcd's answer ([`read_answer`]), or why no endpoint gave one. An
+    /// error answer ends the call, unless it is one another member may not give (no leader, a
+    /// leader change, a time-out): then the next endpoint is asked.
+    fn send(&mut self, path: &str, body: &str) -> Result<Value, Failure> {
         let auth = self.token.as_ref().map(|t| format!("Authorization: {}\r\n", t.as_str())).unwrap_or_default();
         let auth = Zeroizing::new(auth);
         let mut failures = vec![];
@@ -163,26 +269,32 @@ impl<T: Transport> Gateway<T> {
                 auth.as_str(),
                 body
             ));
-            let answer = self
-                .transport
-                .exchange(&endpoint, request.as_bytes())
-                .and_then(|bytes| parse_response(&bytes))
-                .and_then(|(status, text)| {
-                    serde_json::from_str::<Value>(&text).map_err(|e| format!("HTTP {status}, not JSON ({e})"))
-                });
+            let answer = match self.transport.exchange(&endpoint, request.as_bytes()).and_then(|b| parse_response(&b)) {
+                Ok((status, text)) => read_answer(&endpoint.url, status, &text, self.errors_by_status),
+                Err(e) => Err(Failure::NoAnswer(format!("{}: {e}", endpoint.url))),
+            };
             match answer {
                 Ok(v) => {
                     self.current = at;
-                    // etcd answered, with an error of its own: another member would say the same.
-                    if let Some(e) = v.get("error") {
-                        return Err(format!("etcd at {}: {}", endpoint.url, e.as_str().unwrap_or("an error")));
-                    }
                     return Ok(v);
                 }
-                Err(e) => failures.push(format!("{}: {e}", endpoint.url)),
+                Err(e) if matches!(&e, Failure::Answered { status, code, .. } if member_trouble(*status, *code)) => {
+                    failures.push(e)
+                }
+                Err(e @ Failure::Answered { .. }) => {
+                    self.current = at;
+                    return Err(e);
+                }
+                Err(e) => failures.push(e),
             }
         }
-        Err(format!("etcd at {}", failures.join("; ")))
+        // The last error answer if any (what etcd said), else every endpoint and why.
+        if let Some(e) = failures.iter().rev().find(|f| matches!(f, Failure::Answered { .. })) {
+            return Err(e.clone());
+        }
+        let each: Vec<String> =
+            failures.into_iter().map(|f| if let Failure::NoAnswer(w) = f { w } else { f.text() }).collect();
+        Err(Failure::NoAnswer(each.join("; ")))
     }
 }
 
@@ -213,31 +325,35 @@ fn int(v: Option<&Value>) -> i64 {
 
 impl<T: Transport> Etcd for Gateway<T> {
     fn grant(&mut self, ttl_s: i64) -> Result<i64, String> {
-        let v = self.call("/v3/lease/grant", json!({ "TTL": ttl_s.to_string() }))?;
+        let v = self.call("/v3/lease/grant", json!({ "TTL": ttl_s.to_string() })).map_err(|e| e.text())?;
         match int(v.get("ID")) {
-            0 => Err(format!("etcd granted no lease: {}", v.get("error").and_then(Value::as_str).unwrap_or("no ID"))),
+            0 => Err("etcd granted no lease: an answer without an ID".into()),
             id => Ok(id),
         }
     }
 
     fn keep_alive(&mut self, lease: i64) -> Result<i64, String> {
-        let v = self.call("/v3/lease/keepalive", json!({ "ID": lease.to_string() }))?;
         // A stream of one answer: {"result": {..., "TTL": "n"}}; a lease etcd no longer has
-        // comes back without a TTL.
-        Ok(int(v.get("result").and_then(|r| r.get("TTL"))))
+        // comes back without a TTL (or as NOT_FOUND).
+        match self.call("/v3/lease/keepalive", json!({ "ID": lease.to_string() })) {
+            Ok(v) => Ok(int(v.get("result").and_then(|r| r.get("TTL")))),
+            Err(e) if e.not_found() => Ok(0),
+            Err(e) => Err(e.text()),
+        }
     }
 
     fn revoke(&mut self, lease: i64) -> Result<(), String> {
         match self.call("/v3/kv/lease/revoke", json!({ "ID": lease.to_string() })) {
             // Gone already: what a revoke is for.
-            Err(e) if e.contains("lease not found") => Ok(()),
-            other => other.map(|_| ()),
+            Err(e) if e.not_found() => Ok(()),
+            other => other.map(|_| ()).map_err(|e| e.text()),
         }
     }
 
     fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String> {
-        let v =
-            self.call("/v3/kv/range", json!({ "key": b64(prefix), "range_end": base64::encode(&prefix_end(prefix)) }))?;
+        let v = self
+            .call("/v3/kv/range", json!({ "key": b64(prefix), "range_end": base64::encode(&prefix_end(prefix)) }))
+            .map_err(|e| e.text())?;
         let mut out = vec![];
         for kv in v.get("kvs").and_then(Value::as_array).into_iter().flatten() {
             let text = |name: &str| -> Result<String, String> {
@@ -245,25 +361,34 @@ impl<T: Transport> Etcd for Gateway<T> {
                 let bytes = base64::decode(raw).ok_or_else(|| format!("etcd gave a {name} that is not base64"))?;
                 String::from_utf8(bytes).map_err(|_| format!("etcd gave a {name} that is not UTF-8"))
             };
-            out.push(Kv { key: text("key")?, value: text("value")?, lease: int(kv.get("lease")) });
+            out.push(Kv {
+                key: text("key")?,
+                value: text("value")?,
+                lease: int(kv.get("lease")),
+                mod_revision: int(kv.get("mod_revision")),
+            });
         }
         Ok(out)
     }
 
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<bool, String> {
+    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
         let compare: Vec<Value> = guards
             .iter()
             .map(|g| match g {
                 Guard::Absent(k) => json!({ "target": "CREATE", "key": b64(k), "create_revision": "0" }),
                 Guard::LeasedBy(k, lease) => json!({ "target": "LEASE", "key": b64(k), "lease": lease.to_string() }),
+                Guard::Revision(k, rev) => json!({ "target": "MOD", "key": b64(k), "mod_revision": rev.to_string() }),
             })
             .collect();
         let success: Vec<Value> = puts
             .iter()
             .map(|p| json!({ "request_put": { "key": b64(&p.key), "value": b64(&p.value), "lease": p.lease.to_string() } }))
             .collect();
-        let v = self.call("/v3/kv/txn", json!({ "compare": compare, "success": success }))?;
-        Ok(v.get("succeeded").and_then(Value::as_bool).unwrap_or(false))
+        let v = self.call("/v3/kv/txn", json!({ "compare": compare, "success": success })).map_err(|e| e.text())?;
+        Ok(Txn {
+            succeeded: v.get("succeeded").and_then(Value::as_bool).unwrap_or(false),
+            revision: int(v.get("header").and_then(|h| h.get("revision"))),
+        })
     }
 }
 
@@ -421,13 +546,18 @@ mod tests {
         assert!(parse_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{").is_err());
     }
 
-    /// Answers as recorded from etcd 3.4's gateway.
+    /// Answers as recorded from etcd's gateways: a body, with its HTTP status first when it is
+    /// not 200 (`"503 {...}"`).
     struct Recorded(VecDeque<Result<&'static str, &'static str>>, Vec<String>);
     impl Transport for Recorded {
         fn exchange(&mut self, endpoint: &Endpoint, request: &[u8]) -> Result<Vec<u8>, String> {
             self.1.push(format!("{} {}", endpoint.url, String::from_utf8_lossy(request)));
-            let body = self.0.pop_front().expect("an answer for each request").map_err(String::from)?;
-            Ok(format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).into_bytes())
+            let answer = self.0.pop_front().expect("an answer for each request").map_err(String::from)?;
+            let (status, body) = match answer.split_once(' ') {
+                Some((code, body)) if code.len() == 3 && code.bytes().all(|b| b.is_ascii_digit()) => (code, body),
+                _ => ("200", answer),
+            };
+            Ok(format!("HTTP/1.1 {status} X\r\nContent-Length: {}\r\n\r\n{body}", body.len()).into_bytes())
         }
     }
 
@@ -446,10 +576,14 @@ mod tests {
         let answers = VecDeque::from([
             Ok(r#"{"header":{},"token":"tok1.1"}"#),
             Ok(r#"{"header":{},"ID":"9","TTL":"5"}"#),
-            Ok(r#"{"error":"etcdserver: invalid auth token","code":3}"#),
+            Ok(
+                r#"401 {"error":"etcdserver: invalid auth token","code":16,"message":"etcdserver: invalid auth token"}"#,
+            ),
             Ok(r#"{"header":{},"token":"tok2.2"}"#),
             Ok(r#"{"header":{},"ID":"10","TTL":"5"}"#),
-            Ok(r#"{"error":"etcdserver: authentication failed, invalid user ID or password","code":3}"#),
+            Ok(
+                r#"400 {"error":"etcdserver: authentication failed, invalid user ID or password","code":3,"message":"etcdserver: authentication failed, invalid user ID or password"}"#,
+            ),
         ]);
         let endpoints = parse_endpoints("http://a:1").unwrap();
         let mut g = Gateway::new(endpoints, Recorded(answers, vec![]))
@@ -472,6 +606,73 @@ mod tests {
     }
 
     #[test]
+    fn an_error_in_any_version_s_form_is_an_error_never_an_answer() {
+        let endpoints = parse_endpoints("http://a:1").unwrap();
+        let answers = VecDeque::from([
+            // etcd 3.6 (grpc-gateway v2): an HTTP status and a code, no "error" key.
+            Ok(r#"503 {"code":14,"message":"etcdserver: leader changed","details":[]}"#),
+            // A 200 with a code: an error too.
+            Ok(r#"{"code":14,"message":"etcdserver: no leader"}"#),
+            // An answer without etcd's header: not etcd's answer (a proxy's, a misconfigured port).
+            Ok(r#"{}"#),
+            Ok(r#"{"kvs":[]}"#),
+            // A stream's error (the keepalive).
+            Ok(
+                r#"{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: no leader","http_status":"Service Unavailable"}}"#,
+            ),
+            // Anything but 2xx, whatever the body.
+            Ok(r#"502 <html>Bad Gateway</html>"#),
+            Ok(r#"500 {"header":{"revision":"1"},"kvs":[]}"#),
+            // A keepalive's answer without its header.
+            Ok(r#"{"result":{"TTL":"5"}}"#),
+        ]);
+        let mut g = Gateway::new(endpoints, Recorded(answers, vec![]));
+        let e = g.range("/p/mark/0").unwrap_err();
+        assert_eq!(e, "etcd at http://a:1: HTTP 503: etcdserver: leader changed (code 14)");
+        assert!(g.range("/p/mark/0").unwrap_err().contains("no leader (code 14)"));
+        assert!(g.range("/p/mark/0").unwrap_err().contains("without etcd's header"));
+        assert!(g.range("/p/mark/0").unwrap_err().contains("without etcd's header"));
+        let e = g.keep_alive(7).unwrap_err();
+        assert!(e.contains("HTTP 503: etcdserver: no leader (code 14)"), "{e}");
+        assert!(g.range("/p/").unwrap_err().contains("not JSON"));
+        assert!(g.range("/p/").unwrap_err().contains("HTTP 500"));
+        assert!(g.keep_alive(7).unwrap_err().contains("without etcd's header"));
+    }
+
+    #[test]
+    fn a_member_without_a_leader_sends_the_call_to_the_next_and_other_errors_end_it() {
+        let endpoints = parse_endpoints("http://a:1,http://b:2").unwrap();
+        let answers = VecDeque::from([
+            Ok(r#"503 {"code":14,"message":"etcdserver: no leader","details":[]}"#),
+            Ok(r#"{"header":{"revision":"9"},"kvs":[]}"#),
+            Ok(
+                r#"400 {"error":"etcdserver: key is not provided","code":3,"message":"etcdserver: key is not provided"}"#,
+            ),
+        ]);
+        let mut g = Gateway::new(endpoints, Recorded(answers, vec![]));
+        assert_eq!(g.range("/p/"), Ok(vec![]));
+        assert!(g.transport.1[1].starts_with("http://b:2 "));
+        let e = g.range("/p/").unwrap_err();
+        assert!(e.starts_with("etcd at http://b:2: HTTP 400: etcdserver: key is not provided (code 3)"), "{e}");
+        assert_eq!(g.transport.1.len(), 3, "not sent to a: another member would say the same");
+    }
+
+    #[test]
+    fn a_token_refused_in_3_6_s_form_is_renewed_by_the_status_code() {
+        let answers = VecDeque::from([
+            Ok(r#"{"header":{},"token":"tok1.1"}"#),
+            Ok(r#"401 {"code":16,"message":"etcdserver: invalid auth token","details":[]}"#),
+            Ok(r#"{"header":{},"token":"tok2.2"}"#),
+            Ok(r#"{"header":{"revision":"1"},"ID":"10","TTL":"5"}"#),
+        ]);
+        let endpoints = parse_endpoints("http://a:1").unwrap();
+        let mut g = Gateway::new(endpoints, Recorded(answers, vec![]))
+            .with_credentials("snowflake".into(), Zeroizing::new("pw".into()));
+        assert_eq!(g.grant(5), Ok(10));
+        assert!(g.transport.1[3].contains("Authorization: tok2.2"));
+    }
+
+    #[test]
     fn the_calls_speak_the_gateway_and_fail_over_between_endpoints() {
         let endpoints = parse_endpoints("http://a:1,http://b:2").unwrap();
         let answers = VecDeque::from([
@@ -480,12 +681,12 @@ mod tests {
             Ok(r#"{"header":{"revision":"2"},"succeeded":true,"responses":[{"response_put":{}}]}"#),
             Ok(r#"{"header":{"revision":"3"}}"#),
             Ok(
-                r#"{"kvs":[{"key":"L3AvY2xhaW0vMA==","create_revision":"2","value":"aGVsbG8=","lease":"7587899326334851335"},{"key":"L3AvbWFyay8w","value":"bQ=="}],"count":"2"}"#,
+                r#"{"header":{"revision":"3"},"kvs":[{"key":"L3AvY2xhaW0vMA==","create_revision":"2","mod_revision":"2","value":"aGVsbG8=","lease":"7587899326334851335"},{"key":"L3AvbWFyay8w","value":"bQ=="}],"count":"2"}"#,
             ),
             Ok(r#"{"result":{"header":{},"ID":"7587899326334851335","TTL":"5"}}"#),
             Ok(r#"{"result":{"header":{},"ID":"7587899326334851335"}}"#),
             Ok(
-                r#"{"error":"etcdserver: requested lease not found","message":"etcdserver: requested lease not found","code":5}"#,
+                r#"404 {"error":"etcdserver: requested lease not found","message":"etcdserver: requested lease not found","code":5}"#,
             ),
             Err("connection refused"),
             Err("timed out"),
@@ -497,14 +698,21 @@ mod tests {
             "failed over"
         );
         let put = Put { key: "/p/claim/0".into(), value: "hello".into(), lease: 7 };
-        assert_eq!(g.txn(&[Guard::Absent("/p/claim/0".into())], &[put]), Ok(true));
+        assert_eq!(g.txn(&[Guard::Absent("/p/claim/0".into())], &[put]), Ok(Txn { succeeded: true, revision: 2 }));
         assert!(g.transport.1[2].starts_with("http://b:2 "), "stays on the endpoint that answered");
         assert!(g.transport.1[2]
             .contains(r#""compare":[{"create_revision":"0","key":"L3AvY2xhaW0vMA==","target":"CREATE"}]"#));
-        assert_eq!(g.txn(&[Guard::LeasedBy("/p/claim/0".into(), 9)], &[]), Ok(false), "a failed compare");
+        assert_eq!(
+            g.txn(&[Guard::LeasedBy("/p/claim/0".into(), 9)], &[]),
+            Ok(Txn { succeeded: false, revision: 3 }),
+            "a failed compare"
+        );
         let kvs = g.range("/p/").unwrap();
         assert!(g.transport.1[4].contains(r#""range_end":"L3Aw""#), "the end of the prefix /p/ is /p0");
-        assert_eq!(kvs[0], Kv { key: "/p/claim/0".into(), value: "hello".into(), lease: 7587899326334851335 });
+        assert_eq!(
+            kvs[0],
+            Kv { key: "/p/claim/0".into(), value: "hello".into(), lease: 7587899326334851335, mod_revision: 2 }
+        );
         assert_eq!(kvs[1].lease, 0);
         assert_eq!(g.keep_alive(1), Ok(5));
         assert_eq!(g.keep_alive(1), Ok(0), "a lease etcd no longer has");

@@ -1,16 +1,47 @@
 //! A model of etcd for the tests (tests only): linearizable keys under one revision counter,
 //! leases that expire late but never early, and clients that can be cut off. What the claim
 //! protocol relies on, and nothing else: every call is atomic at the model's time `now_ms`.
+//!
+//! And what a real etcd and its network do to a call besides ([`Fault`], one call at a time): an
+//! error answer (in etcd 3.4's or 3.6's form: the gateway reads both as errors, so here the call
+//! fails and nothing is applied), an answer lost (applied, no answer), a request held on the way
+//! and applied later (its client gave up: [`EtcdModel::apply_held`]), a leader change (every
+//! lease's expiry pushed out by its TTL, as a new leader does), and an expired auth token (the
+//! gateway authenticates again and repeats the call: applied once).
 
-use crate::claim::{Etcd, Guard, Kv, Put};
+use crate::claim::{Etcd, Guard, Kv, Put, Txn};
 use std::collections::BTreeMap;
+
+/// What happens to the next call of any client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fault {
+    /// An error answer (3.4: `{"error": ..., "code": 14}`; 3.6: HTTP 503, `{"code": 14, ...}`):
+    /// not applied, the call fails.
+    ErrorAnswer,
+    /// Applied, and its answer lost: the call fails.
+    AnswerLost,
+    /// Held on the way: the call fails now, and the request is applied when the test says.
+    Held,
+    /// The token expired: the gateway authenticates again and repeats the call, which succeeds.
+    TokenExpired,
+}
+
+/// A request held on the way, to be applied late.
+#[derive(Clone, Debug)]
+enum Request {
+    KeepAlive(i64),
+    Revoke(i64),
+    Txn(Vec<Guard>, Vec<Put>),
+}
 
 #[derive(Default)]
 pub(crate) struct EtcdModel {
     /// Real time, ms.
     pub now_ms: i64,
-    /// key -> (value, lease)
-    kv: BTreeMap<String, (String, i64)>,
+    /// key -> (value, lease, mod revision)
+    kv: BTreeMap<String, (String, i64, i64)>,
+    /// The store's revision: one up at every change (a put, a deletion by a lease's end).
+    revision: i64,
     /// lease -> (ttl ms, expires at)
     leases: BTreeMap<i64, (i64, i64)>,
     next_lease: i64,
@@ -19,6 +50,12 @@ pub(crate) struct EtcdModel {
     pub late_ms: i64,
     /// Every call fails (the whole cluster unreachable).
     pub down: bool,
+    /// What happens to the next call (then none).
+    pub fault: Option<Fault>,
+    /// Requests held on the way, oldest first.
+    held: Vec<Request>,
+    /// Calls answered with an error, answers lost, requests held and applied late, tokens renewed.
+    pub faults_done: [u64; 4],
 }
 
 impl EtcdModel {
@@ -38,22 +75,96 @@ impl EtcdModel {
 
     fn drop_lease(&mut self, lease: i64) {
         self.leases.remove(&lease);
-        self.kv.retain(|_, (_, l)| *l != lease);
+        let before = self.kv.len();
+        self.kv.retain(|_, (_, l, _)| *l != lease);
+        if self.kv.len() < before {
+            self.revision += 1;
+        }
     }
 
     /// Whether `key` is attached to `lease` and the lease is alive now.
     pub fn held_by(&mut self, key: &str, lease: i64) -> bool {
         self.expire();
-        self.kv.get(key).is_some_and(|(_, l)| *l == lease) && self.leases.contains_key(&lease)
+        self.kv.get(key).is_some_and(|(_, l, _)| *l == lease) && self.leases.contains_key(&lease)
     }
 
     pub fn value(&self, key: &str) -> Option<&str> {
-        self.kv.get(key).map(|(v, _)| v.as_str())
+        self.kv.get(key).map(|(v, _, _)| v.as_str())
+    }
+
+    /// A new leader: every lease lives a whole TTL from now at least (etcd's lease promotion).
+    pub fn leader_change(&mut self) {
+        let now = self.now_ms;
+        for (ttl, at) in self.leases.values_mut() {
+            *at = (*at).max(now + *ttl);
+        }
+    }
+
+    /// How many requests are held on the way.
+    pub fn held_requests(&self) -> usize {
+        self.held.len()
+    }
+
+    /// Applies the oldest request held on the way, now (its client gave up long ago).
+    pub fn apply_held(&mut self) -> bool {
+        if self.held.is_empty() {
+            return false;
+        }
+        let request = self.held.remove(0);
+        self.expire();
+        self.faults_done[2] += 1;
+        match request {
+            Request::KeepAlive(lease) => {
+                self.keep_alive_now(lease);
+            }
+            Request::Revoke(lease) => self.drop_lease(lease),
+            Request::Txn(guards, puts) => {
+                let _ = self.txn_now(&guards, &puts);
+            }
+        }
+        true
     }
 
     /// A client of this model, cut off (every call fails) when `cut`.
     pub fn client(&mut self, cut: bool) -> Client<'_> {
         Client { etcd: self, cut }
+    }
+
+    fn keep_alive_now(&mut self, lease: i64) -> i64 {
+        let (now, late) = (self.now_ms, self.late_ms.max(0));
+        match self.leases.get_mut(&lease) {
+            Some((ttl, at)) => {
+                *at = (*at).max(now + *ttl + late);
+                *ttl / 1000
+            }
+            None => 0,
+        }
+    }
+
+    fn txn_now(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
+        let holds = guards.iter().all(|g| match g {
+            Guard::Absent(k) => !self.kv.contains_key(k),
+            Guard::LeasedBy(k, lease) => self.kv.get(k).is_some_and(|(_, l, _)| l == lease),
+            Guard::Revision(k, rev) => self.kv.get(k).map_or(0, |(_, _, r)| *r) == *rev,
+        });
+        if !holds {
+            return Ok(Txn { succeeded: false, revision: self.revision });
+        }
+        for p in puts {
+            if p.lease != 0 && !self.leases.contains_key(&p.lease) {
+                // etcd refuses a put on a lease it does not have ("requested lease not found").
+                return Err(
+                    "etcd at http://model:2379: HTTP 404: etcdserver: requested lease not found (code 5)".into()
+                );
+            }
+        }
+        if !puts.is_empty() {
+            self.revision += 1;
+        }
+        for p in puts {
+            self.kv.insert(p.key.clone(), (p.value.clone(), p.lease, self.revision));
+        }
+        Ok(Txn { succeeded: true, revision: self.revision })
     }
 }
 
@@ -63,68 +174,76 @@ pub(crate) struct Client<'a> {
 }
 
 impl Client<'_> {
-    fn reach(&mut self) -> Result<&mut EtcdModel, String> {
+    /// The model, if this call reaches it, and the fault it meets (taken: one call only).
+    fn reach(&mut self) -> Result<(&mut EtcdModel, Option<Fault>), String> {
         if self.cut || self.etcd.down {
             return Err("etcd at http://model:2379: connection refused".into());
         }
         self.etcd.expire();
-        Ok(self.etcd)
+        let fault = self.etcd.fault.take();
+        Ok((self.etcd, fault))
+    }
+
+    /// Runs `apply` under the fault met, as a real etcd and network would: `held` is the request
+    /// as it is held on the way.
+    fn call<T>(&mut self, held: Request, apply: impl FnOnce(&mut EtcdModel) -> Result<T, String>) -> Result<T, String> {
+        let (e, fault) = self.reach()?;
+        match fault {
+            None => apply(e),
+            Some(Fault::TokenExpired) => {
+                e.faults_done[3] += 1;
+                apply(e)
+            }
+            Some(Fault::ErrorAnswer) => {
+                e.faults_done[0] += 1;
+                Err("etcd at http://model:2379: HTTP 503: etcdserver: leader changed (code 14)".into())
+            }
+            Some(Fault::AnswerLost) => {
+                e.faults_done[1] += 1;
+                let _ = apply(e);
+                Err("etcd at http://model:2379: no answer within 1 s".into())
+            }
+            Some(Fault::Held) => {
+                e.held.push(held);
+                Err("etcd at http://model:2379: no answer within 1 s".into())
+            }
+        }
     }
 }
 
 impl Etcd for Client<'_> {
     fn grant(&mut self, ttl_s: i64) -> Result<i64, String> {
-        let e = self.reach()?;
-        e.next_lease += 1;
-        let at = e.now_ms + ttl_s * 1000 + e.late_ms.max(0);
-        e.leases.insert(e.next_lease, (ttl_s * 1000, at));
-        Ok(e.next_lease)
-    }
-
-    fn keep_alive(&mut self, lease: i64) -> Result<i64, String> {
-        let e = self.reach()?;
-        let (now, late) = (e.now_ms, e.late_ms.max(0));
-        Ok(match e.leases.get_mut(&lease) {
-            Some((ttl, at)) => {
-                *at = (*at).max(now + *ttl + late);
-                *ttl / 1000
-            }
-            None => 0,
+        // (A grant held on the way makes a lease nobody knows, which expires: nothing to model.)
+        self.call(Request::KeepAlive(0), |e| {
+            e.next_lease += 1;
+            let at = e.now_ms + ttl_s * 1000 + e.late_ms.max(0);
+            e.leases.insert(e.next_lease, (ttl_s * 1000, at));
+            Ok(e.next_lease)
         })
     }
 
+    fn keep_alive(&mut self, lease: i64) -> Result<i64, String> {
+        self.call(Request::KeepAlive(lease), |e| Ok(e.keep_alive_now(lease)))
+    }
+
     fn revoke(&mut self, lease: i64) -> Result<(), String> {
-        self.reach()?.drop_lease(lease);
-        Ok(())
+        self.call(Request::Revoke(lease), |e| {
+            e.drop_lease(lease);
+            Ok(())
+        })
     }
 
     fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String> {
-        let e = self.reach()?;
-        Ok(e.kv
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, (v, l))| Kv { key: k.clone(), value: v.clone(), lease: *l })
-            .collect())
+        self.call(Request::KeepAlive(0), |e| {
+            Ok(e.kv
+                .range(prefix.to_string()..)
+                .take_while(|(k, _)| k.starts_with(prefix))
+                .map(|(k, (v, l, r))| Kv { key: k.clone(), value: v.clone(), lease: *l, mod_revision: *r })
+                .collect())
+        })
     }
 
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<bool, String> {
-        let e = self.reach()?;
-        let holds = guards.iter().all(|g| match g {
-            Guard::Absent(k) => !e.kv.contains_key(k),
-            Guard::LeasedBy(k, lease) => e.kv.get(k).is_some_and(|(_, l)| l == lease),
-        });
-        if !holds {
-            return Ok(false);
-        }
-        for p in puts {
-            if p.lease != 0 && !e.leases.contains_key(&p.lease) {
-                // etcd refuses a put on a lease it does not have ("requested lease not found").
-                return Err("etcd: requested lease not found".into());
-            }
-        }
-        for p in puts {
-            e.kv.insert(p.key.clone(), (p.value.clone(), p.lease));
-        }
-        Ok(true)
+    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
+        self.call(Request::Txn(guards.to_vec(), puts.to_vec()), |e| e.txn_now(guards, puts))
     }
 }

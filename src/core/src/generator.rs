@@ -226,6 +226,7 @@ impl Generator {
                         source: String::new(),
                         last_error: shared.claim.error(),
                         lapsed,
+                        trouble: shared.claim.trouble(),
                     });
                 }
             };

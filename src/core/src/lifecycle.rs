@@ -38,6 +38,10 @@ pub(crate) enum Off {
     /// writes the file (`mark_write::persist`; the simulation's switch).
     #[cfg_attr(not(test), allow(dead_code))]
     FileFirst,
+    /// The bug of issue 51 (finding 1): a leased server that finds a mark file starts with the
+    /// grant word of a mark's state, held for ever under machine id 0, not held by nobody.
+    #[cfg_attr(not(test), allow(dead_code))]
+    StartGrant,
 }
 
 #[cfg(test)]
@@ -67,9 +71,28 @@ pub struct Started {
     pub accepted_below: Option<(i64, i64)>,
 }
 
+/// The grant word every start begins with, whatever it found on disk and however the server
+/// came to start (first start, clean restart, crash-restart, a standby or a copy restored from a
+/// base backup, all of which promote through a start of shared memory): a machine id set by hand
+/// or read from a pod index is the generator's own, held for ever; a leased one is held by nobody,
+/// and no id is issued until the worker has claimed it in etcd and published its deadline.
+pub fn initial_grant(facts: &Facts) -> u64 {
+    if facts.leased && !off(Off::StartGrant) {
+        grant::NOBODY
+    } else {
+        grant::FOREVER
+    }
+}
+
 /// The shared state of a server starting with `found` on disk (`Err`: a file that is not a mark),
-/// at wall-clock `now_ms`.
+/// at wall-clock `now_ms`. Its grant word is [`initial_grant`]'s, set once, last.
 pub fn start(found: Result<Option<MarkRecord>, String>, facts: &Facts, now_ms: i64) -> Started {
+    let started = start_above_mark(found, facts, now_ms);
+    started.shared.hot.grant.store(initial_grant(facts), Relaxed);
+    started
+}
+
+fn start_above_mark(found: Result<Option<MarkRecord>, String>, facts: &Facts, now_ms: i64) -> Started {
     let layout = facts.layout;
     let mut started = Started {
         shared: SharedState::starting_at(None, layout.sequence_bits(), now_ms),
@@ -77,9 +100,6 @@ pub fn start(found: Result<Option<MarkRecord>, String>, facts: &Facts, now_ms: i
         refused: None,
         accepted_below: None,
     };
-    if facts.leased {
-        started.shared.hot.grant.store(grant::NOBODY, Relaxed);
-    }
     match found {
         Ok(None) => {}
         Ok(Some(found)) => {
@@ -288,6 +308,32 @@ mod tests {
         let record = LeaseRecord { layout: Some((&other).into()), ..record };
         replay(&s.shared, &new, &record, &mut Files::default()).unwrap();
         assert_eq!(s.shared.refused.layout(), Some(other));
+    }
+
+    #[test]
+    fn a_leased_server_holds_no_id_at_any_start_whatever_it_finds_on_disk() {
+        use crate::generator::{Blocked, Generator};
+        let l = Layout::new(EPOCH_2025, 1, 10, 12).unwrap();
+        let leased = Facts { machine_id: None, leased: true, ..facts(&l, "") };
+        let g = Generator::new(l, 0).unwrap();
+        // A first start, and every start that finds a mark (a restart, a crash, a copy, a
+        // standby restored from a base backup): no id before the worker's claim.
+        for file in [Ok(None), found(&l, EPOCH_2025 + 5_000)] {
+            let s = start(file, &leased, EPOCH_2025 + 6_000);
+            s.shared.mark.tick.store(i64::MAX, Relaxed);
+            assert_eq!(s.shared.hot.grant.load(Relaxed), grant::NOBODY);
+            assert_eq!(g.try_issue(&s.shared, EPOCH_2025 + 7_000), Err(Ok(Blocked::NotHeld)));
+        }
+        // Set by hand: held for ever, its own machine id.
+        let s = start(found(&l, EPOCH_2025 + 5_000), &facts(&l, ""), EPOCH_2025 + 6_000);
+        assert_eq!(s.shared.hot.grant.load(Relaxed), grant::FOREVER);
+        // The control: the start of issue 51's finding 1 issues under machine id 0.
+        OFF.with(|o| o.set(Some(Off::StartGrant)));
+        let s = start(found(&l, EPOCH_2025 + 5_000), &leased, EPOCH_2025 + 6_000);
+        OFF.with(|o| o.set(None));
+        s.shared.mark.tick.store(i64::MAX, Relaxed);
+        let (id, _) = g.try_issue(&s.shared, EPOCH_2025 + 7_000).expect("the bug: an id under machine id 0");
+        assert_eq!(l.decode(id).unwrap().machine_id, 0);
     }
 
     #[test]

@@ -21,8 +21,8 @@ fn nextval() -> Result<i64, Error> {
 #[cold]
 fn name_the_source(e: Error) -> Error {
     match (e, server_config::etcd()) {
-        (Error::MachineIdNotHeld { last_error, lapsed, .. }, Some(etcd)) => {
-            Error::MachineIdNotHeld { source: etcd.describe(), last_error, lapsed }
+        (Error::MachineIdNotHeld { last_error, lapsed, trouble, .. }, Some(etcd)) => {
+            Error::MachineIdNotHeld { source: etcd.describe(), last_error, lapsed, trouble }
         }
         (Error::ClockBehind { behind_ms, waited_ms, .. }, Some(_)) => {
             // The mark waited for is etcd's when it is at least where the clock must get to
