@@ -8,6 +8,9 @@ up, an answer lost, an etcd error (in the forms of etcd 3.4, 3.5 and 3.6's gatew
 that never ends or never stops, a reset, a member that never answers, an answer that is not
 etcd's, a member that is down.
 
+One request a connection, as pg_snowflake sends them (each with Connection: close): the proxy reads
+one whole request (Content-Length or chunked), answers it, and closes the connection.
+
 Usage:
   python3 etcd_proxy.py --listen 127.0.0.1:PORT --upstream 127.0.0.1:ETCDPORT \\
       --control 127.0.0.1:CPORT --log FILE
@@ -78,7 +81,8 @@ password is never logged), the rule applied, and its outcome. A fault that holds
 (delay, late, drip, flood, blackhole) logs a line when it begins too ("event": "holding"), and a
 late request one when it is forwarded ("event": "late_forwarded", with etcd's status and answer).
 
-Python's standard library only; one thread a connection.
+Python's standard library only; one thread a connection. At SIGTERM or SIGINT it exits at once:
+connections still held are closed, and late requests not yet forwarded are never forwarded.
 """
 import argparse
 import base64
@@ -174,7 +178,12 @@ def message_end(buf, request, method="POST", at_eof=False):
     if not request:
         parts = start.split(" ", 2)
         status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
-        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+        if 100 <= status < 200 and status != 101:
+            # An interim answer (100 Continue, to a client that sent Expect: 100-continue): the
+            # answer is the one after it.
+            end, start, headers, body = message_end(buf[head_len:], request, method, at_eof)
+            return head_len + end, start, headers, body
+        if method == "HEAD" or status in (101, 204, 304):
             return head_len, start, headers, b""
     if "content-length" in headers:
         try:
@@ -547,7 +556,7 @@ class Proxy:
         if kind is None:
             self.forward(raw, method, client, entry)
         elif kind == "delay":
-            self.log(event="holding", conn=n, method=method, path=path, rule=rule["id"], fault=kind)
+            self.holding(entry, kind)
             if wait_client_closed(client, fault.get("ms", 1000) / 1000.0):
                 entry["client_closed_early"] = True
             self.forward(raw, method, client, entry)
@@ -567,20 +576,24 @@ class Proxy:
             send_or_closed(client, answer)
             entry["outcome"] = "faulted: status_only (200, {})"
         elif kind == "drip":
-            self.log(event="holding", conn=n, method=method, path=path, rule=rule["id"], fault=kind)
+            self.holding(entry, kind)
             entry["outcome"] = "faulted: drip, %d body bytes before the client closed" % drip(
                 client, fault.get("interval_ms", 500) / 1000.0)
         elif kind == "flood":
-            self.log(event="holding", conn=n, method=method, path=path, rule=rule["id"], fault=kind)
+            self.holding(entry, kind)
             entry["outcome"] = "faulted: flood, %d bytes before the client closed" % flood(
                 client, fault.get("framing", "close"))
         elif kind == "reset":
             client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             entry["outcome"] = "faulted: reset"
         elif kind == "blackhole":
-            self.log(event="holding", conn=n, method=method, path=path, rule=rule["id"], fault=kind)
+            self.holding(entry, kind)
             wait_client_closed(client, None)
             entry["outcome"] = "faulted: blackhole until the client closed"
+
+    def holding(self, entry, kind):
+        """Logs that a fault begins to hold this connection."""
+        self.log(event="holding", **{k: entry.get(k) for k in ("conn", "method", "path", "summary", "rule")}, fault=kind)
 
     def forward(self, raw, method, client, entry):
         """Forwards raw to etcd on a fresh connection; relays etcd's answer to client byte for byte
@@ -645,7 +658,7 @@ class Proxy:
                 if item in self.pending:
                     self.pending.remove(item)
             late_entry = {"event": "late_forwarded", "conn": n, "method": method, "path": path,
-                          "rule": rule["id"], "released": release.is_set(),
+                          "summary": entry.get("summary"), "rule": rule["id"], "released": release.is_set(),
                           "after_ms": int((time.monotonic() - arrived) * 1000)}
             body = self.forward(raw, method, None, late_entry)
             if body is not None:
@@ -655,7 +668,7 @@ class Proxy:
         threading.Thread(target=forward_later, daemon=True).start()
         after = fault.get("answer_after_ms", 0)
         if after:
-            self.log(event="holding", conn=n, method=method, path=path, rule=rule["id"], fault="late")
+            self.holding(entry, "late")
             closed = wait_client_closed(client, None if after < 0 else after / 1000.0)
             entry["outcome"] = "faulted: late, no answer; %s" % (
                 "the client closed" if closed else "closed by the proxy after %d ms" % after)
@@ -799,6 +812,9 @@ class Control(http.server.BaseHTTPRequestHandler):
                 self.answer(404, {"error": "POST /rule, /clear, /release, /down or /up"})
         except (ValueError, TypeError) as e:
             self.answer(400, {"error": str(e)})
+        except OSError as e:
+            # /up after a refusing /down, its port taken meanwhile.
+            self.answer(500, {"error": str(e)})
 
 
 def address(text):
