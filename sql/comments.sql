@@ -57,10 +57,10 @@ COMMENT ON FUNCTION snowflake_internal.dblink_poll(text, integer) IS
 -- dblink links or read their arguments or the catalog (peer_conninfo, dblink_wait, dblink_end,
 -- dblink_poll, dblink_close, citus_nodes), and the helpers of snowflake_convert_column() and
 -- snowflake_convert_all(): they read catalogs that every role may read and return rows or raise, and every statement they
--- run on a relation goes through snowflake_internal.run_as_owner(), which runs it as the
--- relation's owner, restricted, and only for a caller that has that owner's privileges (so it
--- gives nobody a right they do not have); convert_floor issues an id only for a caller that may
--- execute snowflake_nextval().
+-- run on a relation is one action of snowflake_internal.as_owner() (a closed set; the statement
+-- built there), which runs it as the relation's owner, restricted, and only for a caller that could
+-- become that owner itself with SET ROLE (so it gives nobody a right they do not have);
+-- convert_floor issues an id only for a caller that may execute snowflake_nextval().
 -- Revoked from PUBLIC, to be granted to the roles that need them:
 -- - snowflake_nextval(): it spends the server's ids per tick (a role minting in a loop makes every
 --   other caller wait for the next tick) and writes the durable mark; like a sequence's nextval(),
@@ -81,6 +81,10 @@ REVOKE ALL ON FUNCTION snowflake_try_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_check_peers(text[], double precision, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_internal.peer_deadline(integer) FROM PUBLIC;
+-- For operators: snowflake_machine_id_status() shows the lease, the etcd endpoints and, in its last
+-- error, other servers' host, port and data directory: pg_monitor's (and superusers').
+REVOKE ALL ON FUNCTION snowflake_machine_id_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_machine_id_status() TO pg_monitor;
 COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
     'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';
 COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
@@ -90,5 +94,9 @@ COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, b
 COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
     'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; a row per column with its verdict and statements; a dry run (the default) is a plan, a real run converts all or refuses them all together';
 COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column(), snowflake_convert_all() and snowflake_check_peers(); not for direct use';
-COMMENT ON FUNCTION snowflake_internal.run_as_owner(oid, text) IS
-    'For the conversion: runs one statement as the given owner in a security-restricted operation (as VACUUM and ANALYZE run table code), for a caller that has that owner''s privileges; returns its first column as a bigint';
+COMMENT ON FUNCTION snowflake_internal.as_owner(text, oid, text) IS
+    'For the conversion: one action out of a closed set (max, min, lock, drop_identity, drop_default, drop_sequence, disown_sequence, drop_view, widen, set_default) on a relation, run as its owner in a security-restricted operation (as VACUUM and ANALYZE run table code), for a caller that could SET ROLE to that owner; returns the value read (max, min)';
+COMMENT ON FUNCTION snowflake_internal.owner_statement(text, oid, text) IS
+    'For the conversion: the statement snowflake_internal.as_owner() runs for an action, as the plan shows it';
+COMMENT ON FUNCTION snowflake_internal.missing_grant(oid) IS
+    'For the conversion: NULL when the current user may act as the role (SET ROLE), else the GRANT that would let it';

@@ -12,16 +12,18 @@
 -- options, owner, privileges and comments.
 -- How it runs: the caller's own rights read only the catalogs. Every statement that touches a
 -- relation (the largest value's read, the lock, each ALTER TABLE, the sequence, the views dropped)
--- goes through snowflake_internal.run_as_owner() (src/postgres/sql_api/as_owner.rs): it runs as
--- the owner of that relation in a security-restricted operation, with a safe search_path and its
--- settings undone after it, as VACUUM, ANALYZE, CREATE INDEX and REFRESH MATERIALIZED VIEW run
--- table code (the views are created again through it as the caller, and given back to their owners). Code reached from a table (casts, operators, index
--- expressions, constraints, domains, defaults, triggers, policies) so runs with its owner's rights,
--- never the caller's, and cannot SET ROLE or RESET ROLE; the caller needs the privileges of every
--- owner it runs as (the owner, a member that inherits from it, or a superuser), so a superuser
--- converts the tables of many owners in one call, and nobody gains a right by converting.
+-- is one action of snowflake_internal.as_owner() (src/postgres/sql_api/as_owner.rs), named with the
+-- relation and column: it builds the statement itself and runs it as the owner of that relation in
+-- a security-restricted operation, with a safe search_path and its settings undone after it, as
+-- VACUUM, ANALYZE, CREATE INDEX and REFRESH MATERIALIZED VIEW run table code (the views are created
+-- again by the caller, as itself, and given back to their owners). Code reached from a table
+-- (casts, operators, index expressions, constraints, domains, defaults, triggers, policies) so
+-- runs with its owner's rights, never the caller's, and cannot SET ROLE or RESET ROLE; the caller
+-- must be able to become every owner it runs as (SET ROLE: the owner itself, a member whose grant
+-- allows SET, or a superuser; the owner's privileges alone, INHERIT, are not enough), so a
+-- superuser converts the tables of many owners in one call, and nobody gains a right by converting.
 -- What it cannot do safely it refuses, naming the object, before changing anything: a partition
--- (name its root), temporary tables; an owner whose privileges the caller does not have;
+-- (name its root), temporary tables; an owner the caller may not become;
 -- partitions and children of another owner than their parent (ALTER TABLE recurses into them as
 -- the parent's owner, which PostgreSQL refuses: they would run their code with another's rights);
 -- views the caller cannot create again (no CREATE on their schema); a widened column in a
@@ -92,9 +94,8 @@ DECLARE
     pgedge_first bigint;
     min_id bigint;
     issued boolean;
-    owner oid := (SELECT c.relowner FROM pg_class c WHERE c.oid = tbl);
 BEGIN
-    max_id := snowflake_internal.run_as_owner(owner, format('SELECT max(%I)::bigint FROM %s', col, tbl));
+    max_id := snowflake_internal.as_owner('max', tbl, col);
     BEGIN
         SELECT * INTO lay FROM @extschema@.snowflake_layout();
         machine := greatest(current_setting('snowflake.machine_id')::bigint, 0);
@@ -122,7 +123,7 @@ BEGIN
     IF pgedge_first > max_id AND max_id >> 22 > 0
        AND @extschema@.snowflake_timestamp(max_id, 'pgedge') <= clock + interval '1 minute' THEN
         IF kind IS DISTINCT FROM 'pgedge' THEN
-            min_id := snowflake_internal.run_as_owner(owner, format('SELECT min(%I)::bigint FROM %s', col, tbl));
+            min_id := snowflake_internal.as_owner('min', tbl, col);
         END IF;
         IF kind = 'pgedge' OR (min_id >> 22 > 0
                                AND @extschema@.snowflake_timestamp(min_id, 'pgedge') <= clock + interval '1 minute') THEN
@@ -498,43 +499,44 @@ END
 $fn$;
 
 -- snowflake_internal.convert_statements(tbl, col, keynum, identity, seq, drop_sequence): every
--- statement of the conversion, in order (n), with the relation it touches and the role it runs as
--- (that relation's owner; the views are created again by the caller): the key's default or identity
--- dropped, its sequence dropped (or let go), the views dropped deepest first, the columns widened,
--- the key's new default, the views created shallowest first.
+-- statement of the conversion, in order (n), with the relation it touches, the role it runs as
+-- and how: an action of snowflake_internal.as_owner() on that relation (and column), run as its
+-- owner, which builds the statement itself (shown here by snowflake_internal.owner_statement(),
+-- the same builder); or, with no action, DDL that the caller runs as itself (the views created
+-- again, given back to their owners, their privileges and comments: text made here from the
+-- catalog, which parses a view's definition and runs none of its functions). In order: the key's
+-- default or identity dropped, its sequence dropped (or let go), the views dropped deepest first,
+-- the columns widened, the key's new default, the views created shallowest first.
 CREATE FUNCTION snowflake_internal.convert_statements(tbl regclass, col name, keynum int2, identity boolean,
                                                       seq regclass, drop_sequence boolean)
-RETURNS TABLE (n int, relid oid, owner oid, statement text)
+RETURNS TABLE (n int, relid oid, owner oid, action text, attname name, statement text)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 SELECT (row_number() OVER (ORDER BY s.k, s.i))::int, s.relid,
-       CASE WHEN s.k = 6 THEN (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) ELSE c.relowner END,
-       s.statement FROM (
-    SELECT 1 AS k, 0::bigint AS i, tbl::oid AS relid,
-           format('ALTER TABLE %s ALTER COLUMN %I %s', tbl, col, CASE WHEN identity THEN 'DROP IDENTITY'
-                                                                  ELSE 'DROP DEFAULT' END) AS statement
+       CASE WHEN s.action IS NULL THEN (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) ELSE c.relowner END,
+       s.action, s.attname,
+       coalesce(s.ddl, snowflake_internal.owner_statement(s.action, s.relid, s.attname)) FROM (
+    SELECT 1 AS k, 0::bigint AS i, tbl::oid AS relid, CASE WHEN identity THEN 'drop_identity' ELSE 'drop_default' END AS action,
+           col AS attname, NULL::text AS ddl
     UNION ALL
     -- (An identity's own sequence goes with it. Others go, or are let go, before any type changes:
     -- Citus refuses ALTER COLUMN TYPE on a column that owns a sequence.)
-    SELECT 2, 0, seq, CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
-                           ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END
+    SELECT 2, 0, seq, CASE WHEN drop_sequence THEN 'drop_sequence' ELSE 'disown_sequence' END, NULL, NULL
     WHERE NOT identity AND seq IS NOT NULL
     UNION ALL
-    SELECT 3, -v.n, v.view, format('DROP VIEW %s', v.view::regclass)
+    SELECT 3, -v.n, v.view, 'drop_view', NULL, NULL
     FROM snowflake_internal.convert_views(tbl, keynum) v
     UNION ALL
-    SELECT 4, t.n, t.relid, format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', t.relid::regclass, t.attname)
+    SELECT 4, t.n, t.relid, 'widen', t.attname, NULL
     FROM snowflake_internal.convert_targets(tbl, keynum) t WHERE t.widen
     UNION ALL
-    SELECT 5, 0, tbl, format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col,
-                             (SELECT ns.nspname FROM pg_extension e JOIN pg_namespace ns ON ns.oid = e.extnamespace
-                              WHERE e.extname = 'pg_snowflake'))
+    SELECT 5, 0, tbl, 'set_default', col, NULL
     UNION ALL
-    -- (Created again by the caller, restricted, and given back to their owner, as before the
-    -- conversion: parsing a view's definition runs no code of its functions, and its owner may have
-    -- no CREATE privilege on its schema.)
-    SELECT 6, v.n * 1000000 + x.k, v.view, x.d
+    -- (Created again by the caller and given back to their owner, as before the conversion: parsing
+    -- a view's definition runs no code of its functions, and its owner may have no CREATE
+    -- privilege on its schema.)
+    SELECT 6, v.n * 1000000 + x.k, v.view, NULL, NULL, x.d
     FROM snowflake_internal.convert_views(tbl, keynum) v,
          LATERAL snowflake_internal.convert_view_ddl(v.view::regclass) WITH ORDINALITY AS x(d, k)) s
 JOIN pg_class c ON c.oid = s.relid
@@ -554,7 +556,10 @@ DECLARE
     seq text;
     users text;
     foreign_owners text;
-    owners oid[];
+    grants text;
+    rels oid[];
+    actions text[];
+    cols name[];
     statements text[];
 BEGIN
     SELECT * INTO key FROM snowflake_internal.convert_key(tbl, col);
@@ -580,20 +585,25 @@ BEGIN
         END IF;
     END IF;
     -- Every statement, planned in full before the first runs (the views are read before they are
-    -- dropped); each runs as the owner of what it touches: the caller must have their privileges.
-    SELECT array_agg(s.owner ORDER BY s.n), array_agg(s.statement ORDER BY s.n),
+    -- dropped); each runs as the owner of what it touches: the caller must be able to become each
+    -- owner (SET ROLE), the one rule of snowflake_internal.as_owner(), asked here first
+    -- (snowflake_internal.missing_grant()) so that a refusal comes before anything runs.
+    SELECT array_agg(s.relid ORDER BY s.n), array_agg(s.action ORDER BY s.n), array_agg(s.attname ORDER BY s.n),
+           array_agg(s.statement ORDER BY s.n),
            string_agg(DISTINCT format('%s (owned by %I)', s.relid::regclass, pg_get_userbyid(s.owner)), ', ')
-               FILTER (WHERE NOT pg_has_role(s.owner, 'USAGE'))
-    INTO owners, statements, foreign_owners
+               FILTER (WHERE snowflake_internal.missing_grant(s.owner) IS NOT NULL),
+           string_agg(DISTINCT snowflake_internal.missing_grant(s.owner), '; ')
+    INTO rels, actions, cols, statements, foreign_owners, grants
     FROM snowflake_internal.convert_statements(tbl, col, key.attnum, key.attidentity <> '', seq::regclass,
                                                drop_sequence) s;
     IF foreign_owners IS NOT NULL THEN
-        RAISE EXCEPTION 'permission denied: converting %.% runs statements as owners whose privileges % does not have: %',
+        RAISE EXCEPTION 'permission denied: converting %.% runs statements as owners that % may not become (SET ROLE): %',
                 tbl, quote_ident(col), current_user, foreign_owners
             USING ERRCODE = '42501', HINT = 'Each statement runs as the owner of what it alters (restricted, as VACUUM '
-                  'and ANALYZE run table code), for a caller that has that owner''s privileges: convert as a role that '
-                  'has them all (a superuser has), or have the owners of the other referencing tables widen their '
-                  'columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.';
+                  'and ANALYZE run table code), only for a caller that could become that owner itself (SET ROLE; its '
+                  'privileges alone, INHERIT, are not enough): convert as a role that may become them all (a superuser '
+                  'may), or ' || grants || ', or have the owners of the other referencing tables widen their columns '
+                  'first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.';
     END IF;
     -- New ids above the old: checked against the clock first (no refusal below suggests a default
     -- that would go below), then, to run, against an id issued with the table locked.
@@ -605,13 +615,16 @@ BEGIN
     IF NOT dry_run THEN
         -- Refuse before changing anything if this server cannot make ids, or would make them below
         -- the column's: no row comes in meanwhile.
-        PERFORM snowflake_internal.run_as_owner((SELECT c.relowner FROM pg_class c WHERE c.oid = tbl),
-                                                format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl));
+        PERFORM snowflake_internal.as_owner('lock', tbl);
         PERFORM snowflake_internal.convert_above(tbl, col, key.kind, true);
     END IF;
     FOR i IN 1 .. cardinality(statements) LOOP
-        IF NOT dry_run THEN
-            PERFORM snowflake_internal.run_as_owner(owners[i], statements[i]);
+        IF dry_run THEN
+            NULL;
+        ELSIF actions[i] IS NULL THEN
+            EXECUTE statements[i];
+        ELSE
+            PERFORM snowflake_internal.as_owner(actions[i], rels[i], cols[i]);
         END IF;
         RETURN NEXT statements[i];
     END LOOP;

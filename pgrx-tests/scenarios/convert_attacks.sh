@@ -137,12 +137,13 @@ vector inheritance_child parent "CREATE TABLE parent (id serial PRIMARY KEY); CR
 vector partition parted "CREATE TABLE parted (id serial, region text, PRIMARY KEY (id, region)) PARTITION BY LIST (region); CREATE TABLE parted_eu (id int NOT NULL, region text NOT NULL); ALTER TABLE parted_eu OWNER TO mallory; ALTER TABLE parted ATTACH PARTITION parted_eu FOR VALUES IN ('eu')" "ALTER TABLE parted_eu ADD CHECK (mallory.evil(id)); INSERT INTO parted_eu VALUES (1, 'eu')"
 echo "== partitions and children of another owner: what the refusal prevents (the recursive ALTER TABLE as the parent's owner, restricted)"
 for t in inheritance_child:parent partition:parted; do
-  q -t -d "v_${t%%:*}" -c "SELECT '${t%%:*}', try('control', 'SELECT 1', \$q\$SELECT snowflake_internal.run_as_owner('postgres'::regrole, 'ALTER TABLE public.${t#*:} ALTER COLUMN id TYPE bigint')\$q\$)"
+  q -t -d "v_${t%%:*}" -c "SELECT '${t%%:*}', try('control', 'SELECT 1', \$q\$SELECT snowflake_internal.as_owner('widen', 'public.${t#*:}'::regclass, 'id')\$q\$)"
 done
 echo "== the refusals, with their hints"
 q -t -d v_inheritance_child -c "SELECT state, message, hint FROM error_of(\$\$SELECT snowflake_convert_column('parent', 'id', false)\$\$)"
 echo "== a custom type's btree operator class: only a superuser creates one"
 q -t -d attacks -U mallory -c "SELECT 'operator class', state, message FROM error_of(\$\$CREATE OPERATOR CLASS mallory.e_ops FOR TYPE mallory.e USING btree AS FUNCTION 1 enum_cmp(anyenum, anyenum)\$\$)"
-echo "== the mechanism refuses a caller without the owner's privileges (run_as_owner called directly)"
-q -t -d attacks -U mallory -c "SELECT 'direct', state, message FROM error_of(\$\$SELECT snowflake_internal.run_as_owner('postgres'::regrole, 'ALTER ROLE mallory SUPERUSER')\$\$)"
+echo "== the mechanism refuses a caller that may not become the owner, and any statement but its own (as_owner called directly)"
+q -t -d attacks -U mallory -c "SELECT 'direct', state, message FROM error_of(\$\$SELECT snowflake_internal.as_owner('lock', 'pg_catalog.pg_class'::regclass)\$\$)"
+q -t -d attacks -U mallory -c "SELECT 'direct', state, message FROM error_of(\$\$SELECT snowflake_internal.as_owner('ALTER ROLE mallory SUPERUSER', 'pg_catalog.pg_class'::regclass)\$\$)"
 q -t -d attacks -c "SELECT 'mallory superuser at the end: ' || rolsuper FROM pg_roles WHERE rolname = 'mallory'"

@@ -36,6 +36,8 @@ static FAULT_HOLD_MS: GucSetting<i32> = GucSetting::<i32>::new(60_000);
 static FAULT_KEEP_WRITER_FLAG: GucSetting<bool> = GucSetting::<bool>::new(false);
 #[cfg(feature = "fault_injection")]
 static FAULT_RUN_AS_CALLER: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_PRIVILEGES_RULE: GucSetting<bool> = GucSetting::<bool>::new(false);
 #[cfg(all(feature = "fault_injection", not(feature = "pg14")))]
 static FAULT_RECORD_FIRST: GucSetting<bool> = GucSetting::<bool>::new(false);
 #[cfg(all(feature = "fault_injection", not(feature = "pg14")))]
@@ -240,6 +242,14 @@ pub fn define(load_key_file: fn(String), define_more: fn()) -> RawSettings {
             GucContext::Suset,
             GucFlags::default(),
         );
+        GucRegistry::define_bool_guc(
+            c"snowflake.fault_privileges_rule",
+            c"TEST BUILDS ONLY: a conversion runs a statement as an owner for a caller that has the owner's privileges (INHERIT), not only for one that could SET ROLE to it.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the convert_roles scenario (the rule before issue 50).",
+            &FAULT_PRIVILEGES_RULE,
+            GucContext::Suset,
+            GucFlags::default(),
+        );
     }
     reserve_prefix();
     raw
@@ -268,6 +278,16 @@ pub fn fault_keep_writer_flag() -> bool {
 pub fn fault_run_as_caller() -> bool {
     #[cfg(feature = "fault_injection")]
     return FAULT_RUN_AS_CALLER.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: whether a conversion acts as an owner for a caller with the owner's
+/// privileges (the rule before issue 50); always false in every other build.
+#[inline(always)]
+pub fn fault_privileges_rule() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_PRIVILEGES_RULE.get();
     #[cfg(not(feature = "fault_injection"))]
     false
 }

@@ -32,7 +32,9 @@ writes what the server did into the pages instead (review the diff!). What it ch
    fault_*), its default and when it can change.
 4. The SQL reference against the catalog: every function of the extension, its arguments, result,
    volatility, strictness and parallel safety, and whether PUBLIC may execute it (a row says
-   "Revoked from PUBLIC" exactly when it may not).
+   "Revoked from PUBLIC" exactly when it may not); and the Security page's inventory ("Who may
+   call what"): every function of the extension in every schema, who may execute it (PUBLIC, the
+   roles granted it such as pg_monitor, or superusers) and as whom it runs.
 5. The Benchmarks section (on whichever page it is): every table quotes a published report (pgrx-tests/bench/results/)
    word for word, under `<!-- quote: FILE -->`.
 `README_ONLY=blocks|reference|errors` runs one part (reference includes the settings).
@@ -526,6 +528,63 @@ def check_reference(all_pages, main):
     return len(documented)
 
 
+# --- 4b. the Security page's inventory against the catalog -------------------------------------
+
+def check_inventory(all_pages, main):
+    """Every function of the extension, in every schema, has one row of the Security page's
+    inventory (docs/public-ids-and-security.md, "Who may call what"), whose "who may execute" is
+    the catalog's (PUBLIC; else the roles granted EXECUTE besides the owner, such as pg_monitor;
+    else superusers) and whose "runs as" begins "the caller" (SECURITY INVOKER) or "its owner"
+    (SECURITY DEFINER). Overloads of a name share a row, and must agree."""
+    page, rows = table_at(all_pages, "Who may call what", "| function | who may execute |")
+    out = main.psql("""
+        SELECT CASE WHEN p.pronamespace = e.extnamespace THEN '' ELSE p.pronamespace::regnamespace::text || '.' END
+               || p.proname,
+               CASE WHEN p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) a
+                                                   WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE') THEN 'PUBLIC'
+                    ELSE coalesce((SELECT string_agg(DISTINCT a.grantee::regrole::text, ', ')
+                                   FROM aclexplode(p.proacl) a WHERE a.grantee NOT IN (0, p.proowner)
+                                                                 AND a.privilege_type = 'EXECUTE'), 'superusers') END,
+               CASE WHEN p.prosecdef THEN 'its owner' ELSE 'the caller' END
+        FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_snowflake'
+        ORDER BY 1""", extra=["-A", "-t", "-F", "\t"]).stdout
+    catalog = {}
+    for l in out.strip().split("\n"):
+        name, who, runs = l.split("\t")
+        if catalog.setdefault(name, (who, runs)) != (who, runs):
+            fail(page, rows[0][0] + 1, f"the overloads of {name} differ in who may execute them or as whom they run: "
+                                       f"{catalog[name]} and {(who, runs)}: give each its own row")
+    listed = {}
+    for line, cols in rows:
+        names = []
+        prefix = ""
+        for n in re.findall(r"`([\w.]+)\(\)`", cols[0]):
+            if n.startswith("."):
+                n = prefix + n[1:]
+            elif "." in n:
+                prefix = n.rsplit(".", 1)[0] + "."
+            names.append(n)
+        if not names:
+            fail(page, line + 1, f"cannot read the functions {cols[0]!r} (write `name()`, `schema.name()` or `.name()`)")
+        for name in names:
+            if name in listed:
+                fail(page, line + 1, f"{name}() is listed twice (also line {listed[name] + 1})")
+            listed[name] = line
+            if name not in catalog:
+                fail(page, line + 1, f"{name}() is not a function of the extension")
+                continue
+            who, runs = catalog[name]
+            said_who = cols[1].replace("*", "")
+            if not said_who.startswith(who):
+                fail(page, line + 1, f"{name}(): who may execute it is {who} in the catalog; the row says {cols[1]!r}")
+            if not cols[2].startswith(runs):
+                fail(page, line + 1, f"{name}() runs as {runs} in the catalog; the row says {cols[2]!r}")
+    for name in sorted(set(catalog) - set(listed)):
+        fail(page, rows[-1][0] + 2, f"the inventory lacks {name}(), a function of the extension")
+    return len(listed)
+
+
 # --- 5. figures quoted from the benchmark reports ----------------------------------------------
 
 def check_quotes(all_pages):
@@ -572,13 +631,14 @@ def main():
     create_database(server, "readme")
     server.psql(manual.install_sql("postgres"))
     only = os.environ.get("README_ONLY", "")  # blocks, reference (and settings) or errors: one part
-    ran = compared = functions = settings = errors = 0
+    ran = compared = functions = inventory = settings = errors = 0
     if only in ("", "blocks"):
         ran, compared = check_blocks(all_pages, server)
     for c in peers:
         c.remove()
     if only in ("", "reference"):
         functions = check_reference(all_pages, server)
+        inventory = check_inventory(all_pages, server)
         settings = check_settings(all_pages, server)
     server.remove()
     if only in ("", "errors"):
@@ -596,7 +656,8 @@ def main():
         return what if n > 0 else f"none ({what})"
     print(f"README and {len(all_pages) - 1} pages: {ran} SQL blocks run, {compared} outputs compared; "
           f"{against(errors, 'every error row raised')}; {against(settings, 'every setting against pg_settings')}; "
-          f"{against(functions, 'every function against the catalog')}; {quotes} tables quoted from the benchmark reports")
+          f"{against(functions, 'every function against the catalog')}; "
+          f"{against(inventory, 'the Security inventory against the catalog')}; {quotes} tables quoted from the benchmark reports")
     if failures:
         print(f"{len(failures)} differences between the manual and the server", file=sys.stderr)
         sys.exit(1)

@@ -319,6 +319,15 @@ CREATE SCHEMA IF NOT EXISTS snowflake_internal;
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."peer_deadline"(
+	"ms" INT
+) RETURNS bool
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'peer_deadline_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION snowflake_internal."peer_conninfo"(
 	"conninfo" TEXT,
 	"position" INT,
@@ -341,15 +350,6 @@ CREATE  FUNCTION snowflake_internal."dblink_poll"(
 STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'dblink_poll_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."peer_deadline"(
-	"ms" INT
-) RETURNS bool
-STRICT VOLATILE PARALLEL UNSAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'peer_deadline_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -583,13 +583,34 @@ CREATE SCHEMA IF NOT EXISTS snowflake_internal;
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."run_as_owner"(
-	"owner" oid,
-	"statement" TEXT
+CREATE  FUNCTION snowflake_internal."as_owner"(
+	"action" TEXT,
+	"rel" oid,
+	"col" TEXT DEFAULT NULL
 ) RETURNS bigint
-STRICT VOLATILE PARALLEL UNSAFE
+VOLATILE PARALLEL UNSAFE
 LANGUAGE c
-AS 'MODULE_PATHNAME', 'run_as_owner_wrapper';
+AS 'MODULE_PATHNAME', 'as_owner_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."missing_grant"(
+	"role" oid
+) RETURNS TEXT
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'missing_grant_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."owner_statement"(
+	"action" TEXT,
+	"rel" oid,
+	"col" TEXT DEFAULT NULL
+) RETURNS TEXT
+STABLE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'owner_statement_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -620,9 +641,8 @@ DECLARE
     pgedge_first bigint;
     min_id bigint;
     issued boolean;
-    owner oid := (SELECT c.relowner FROM pg_class c WHERE c.oid = tbl);
 BEGIN
-    max_id := snowflake_internal.run_as_owner(owner, format('SELECT max(%I)::bigint FROM %s', col, tbl));
+    max_id := snowflake_internal.as_owner('max', tbl, col);
     BEGIN
         SELECT * INTO lay FROM @extschema@.snowflake_layout();
         machine := greatest(current_setting('snowflake.machine_id')::bigint, 0);
@@ -650,7 +670,7 @@ BEGIN
     IF pgedge_first > max_id AND max_id >> 22 > 0
        AND @extschema@.snowflake_timestamp(max_id, 'pgedge') <= clock + interval '1 minute' THEN
         IF kind IS DISTINCT FROM 'pgedge' THEN
-            min_id := snowflake_internal.run_as_owner(owner, format('SELECT min(%I)::bigint FROM %s', col, tbl));
+            min_id := snowflake_internal.as_owner('min', tbl, col);
         END IF;
         IF kind = 'pgedge' OR (min_id >> 22 > 0
                                AND @extschema@.snowflake_timestamp(min_id, 'pgedge') <= clock + interval '1 minute') THEN
@@ -995,37 +1015,34 @@ END
 $fn$;
 CREATE FUNCTION snowflake_internal.convert_statements(tbl regclass, col name, keynum int2, identity boolean,
                                                       seq regclass, drop_sequence boolean)
-RETURNS TABLE (n int, relid oid, owner oid, statement text)
+RETURNS TABLE (n int, relid oid, owner oid, action text, attname name, statement text)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 SELECT (row_number() OVER (ORDER BY s.k, s.i))::int, s.relid,
-       CASE WHEN s.k = 6 THEN (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) ELSE c.relowner END,
-       s.statement FROM (
-    SELECT 1 AS k, 0::bigint AS i, tbl::oid AS relid,
-           format('ALTER TABLE %s ALTER COLUMN %I %s', tbl, col, CASE WHEN identity THEN 'DROP IDENTITY'
-                                                                  ELSE 'DROP DEFAULT' END) AS statement
+       CASE WHEN s.action IS NULL THEN (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) ELSE c.relowner END,
+       s.action, s.attname,
+       coalesce(s.ddl, snowflake_internal.owner_statement(s.action, s.relid, s.attname)) FROM (
+    SELECT 1 AS k, 0::bigint AS i, tbl::oid AS relid, CASE WHEN identity THEN 'drop_identity' ELSE 'drop_default' END AS action,
+           col AS attname, NULL::text AS ddl
     UNION ALL
     -- (An identity's own sequence goes with it. Others go, or are let go, before any type changes:
     -- Citus refuses ALTER COLUMN TYPE on a column that owns a sequence.)
-    SELECT 2, 0, seq, CASE WHEN drop_sequence THEN format('DROP SEQUENCE %s', seq)
-                           ELSE format('ALTER SEQUENCE %s OWNED BY NONE', seq) END
+    SELECT 2, 0, seq, CASE WHEN drop_sequence THEN 'drop_sequence' ELSE 'disown_sequence' END, NULL, NULL
     WHERE NOT identity AND seq IS NOT NULL
     UNION ALL
-    SELECT 3, -v.n, v.view, format('DROP VIEW %s', v.view::regclass)
+    SELECT 3, -v.n, v.view, 'drop_view', NULL, NULL
     FROM snowflake_internal.convert_views(tbl, keynum) v
     UNION ALL
-    SELECT 4, t.n, t.relid, format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', t.relid::regclass, t.attname)
+    SELECT 4, t.n, t.relid, 'widen', t.attname, NULL
     FROM snowflake_internal.convert_targets(tbl, keynum) t WHERE t.widen
     UNION ALL
-    SELECT 5, 0, tbl, format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col,
-                             (SELECT ns.nspname FROM pg_extension e JOIN pg_namespace ns ON ns.oid = e.extnamespace
-                              WHERE e.extname = 'pg_snowflake'))
+    SELECT 5, 0, tbl, 'set_default', col, NULL
     UNION ALL
-    -- (Created again by the caller, restricted, and given back to their owner, as before the
-    -- conversion: parsing a view's definition runs no code of its functions, and its owner may have
-    -- no CREATE privilege on its schema.)
-    SELECT 6, v.n * 1000000 + x.k, v.view, x.d
+    -- (Created again by the caller and given back to their owner, as before the conversion: parsing
+    -- a view's definition runs no code of its functions, and its owner may have no CREATE
+    -- privilege on its schema.)
+    SELECT 6, v.n * 1000000 + x.k, v.view, NULL, NULL, x.d
     FROM snowflake_internal.convert_views(tbl, keynum) v,
          LATERAL snowflake_internal.convert_view_ddl(v.view::regclass) WITH ORDINALITY AS x(d, k)) s
 JOIN pg_class c ON c.oid = s.relid
@@ -1043,7 +1060,10 @@ DECLARE
     seq text;
     users text;
     foreign_owners text;
-    owners oid[];
+    grants text;
+    rels oid[];
+    actions text[];
+    cols name[];
     statements text[];
 BEGIN
     SELECT * INTO key FROM snowflake_internal.convert_key(tbl, col);
@@ -1069,20 +1089,25 @@ BEGIN
         END IF;
     END IF;
     -- Every statement, planned in full before the first runs (the views are read before they are
-    -- dropped); each runs as the owner of what it touches: the caller must have their privileges.
-    SELECT array_agg(s.owner ORDER BY s.n), array_agg(s.statement ORDER BY s.n),
+    -- dropped); each runs as the owner of what it touches: the caller must be able to become each
+    -- owner (SET ROLE), the one rule of snowflake_internal.as_owner(), asked here first
+    -- (snowflake_internal.missing_grant()) so that a refusal comes before anything runs.
+    SELECT array_agg(s.relid ORDER BY s.n), array_agg(s.action ORDER BY s.n), array_agg(s.attname ORDER BY s.n),
+           array_agg(s.statement ORDER BY s.n),
            string_agg(DISTINCT format('%s (owned by %I)', s.relid::regclass, pg_get_userbyid(s.owner)), ', ')
-               FILTER (WHERE NOT pg_has_role(s.owner, 'USAGE'))
-    INTO owners, statements, foreign_owners
+               FILTER (WHERE snowflake_internal.missing_grant(s.owner) IS NOT NULL),
+           string_agg(DISTINCT snowflake_internal.missing_grant(s.owner), '; ')
+    INTO rels, actions, cols, statements, foreign_owners, grants
     FROM snowflake_internal.convert_statements(tbl, col, key.attnum, key.attidentity <> '', seq::regclass,
                                                drop_sequence) s;
     IF foreign_owners IS NOT NULL THEN
-        RAISE EXCEPTION 'permission denied: converting %.% runs statements as owners whose privileges % does not have: %',
+        RAISE EXCEPTION 'permission denied: converting %.% runs statements as owners that % may not become (SET ROLE): %',
                 tbl, quote_ident(col), current_user, foreign_owners
             USING ERRCODE = '42501', HINT = 'Each statement runs as the owner of what it alters (restricted, as VACUUM '
-                  'and ANALYZE run table code), for a caller that has that owner''s privileges: convert as a role that '
-                  'has them all (a superuser has), or have the owners of the other referencing tables widen their '
-                  'columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.';
+                  'and ANALYZE run table code), only for a caller that could become that owner itself (SET ROLE; its '
+                  'privileges alone, INHERIT, are not enough): convert as a role that may become them all (a superuser '
+                  'may), or ' || grants || ', or have the owners of the other referencing tables widen their columns '
+                  'first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.';
     END IF;
     -- New ids above the old: checked against the clock first (no refusal below suggests a default
     -- that would go below), then, to run, against an id issued with the table locked.
@@ -1094,13 +1119,16 @@ BEGIN
     IF NOT dry_run THEN
         -- Refuse before changing anything if this server cannot make ids, or would make them below
         -- the column's: no row comes in meanwhile.
-        PERFORM snowflake_internal.run_as_owner((SELECT c.relowner FROM pg_class c WHERE c.oid = tbl),
-                                                format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl));
+        PERFORM snowflake_internal.as_owner('lock', tbl);
         PERFORM snowflake_internal.convert_above(tbl, col, key.kind, true);
     END IF;
     FOR i IN 1 .. cardinality(statements) LOOP
-        IF NOT dry_run THEN
-            PERFORM snowflake_internal.run_as_owner(owners[i], statements[i]);
+        IF dry_run THEN
+            NULL;
+        ELSIF actions[i] IS NULL THEN
+            EXECUTE statements[i];
+        ELSE
+            PERFORM snowflake_internal.as_owner(actions[i], rels[i], cols[i]);
         END IF;
         RETURN NEXT statements[i];
     END LOOP;
@@ -1305,6 +1333,8 @@ REVOKE ALL ON FUNCTION snowflake_try_from_public(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_check_peers(text[], double precision, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_internal.peer_deadline(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_machine_id_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_machine_id_status() TO pg_monitor;
 COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
     'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';
 COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
@@ -1314,7 +1344,11 @@ COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, b
 COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
     'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; a row per column with its verdict and statements; a dry run (the default) is a plan, a real run converts all or refuses them all together';
 COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column(), snowflake_convert_all() and snowflake_check_peers(); not for direct use';
-COMMENT ON FUNCTION snowflake_internal.run_as_owner(oid, text) IS
-    'For the conversion: runs one statement as the given owner in a security-restricted operation (as VACUUM and ANALYZE run table code), for a caller that has that owner''s privileges; returns its first column as a bigint';
+COMMENT ON FUNCTION snowflake_internal.as_owner(text, oid, text) IS
+    'For the conversion: one action out of a closed set (max, min, lock, drop_identity, drop_default, drop_sequence, disown_sequence, drop_view, widen, set_default) on a relation, run as its owner in a security-restricted operation (as VACUUM and ANALYZE run table code), for a caller that could SET ROLE to that owner; returns the value read (max, min)';
+COMMENT ON FUNCTION snowflake_internal.owner_statement(text, oid, text) IS
+    'For the conversion: the statement snowflake_internal.as_owner() runs for an action, as the plan shows it';
+COMMENT ON FUNCTION snowflake_internal.missing_grant(oid) IS
+    'For the conversion: NULL when the current user may act as the role (SET ROLE), else the GRANT that would let it';
 /* </end connected objects> */
 

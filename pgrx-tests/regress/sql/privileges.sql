@@ -31,10 +31,17 @@ SELECT * FROM error_of('SELECT snowflake_from_public(''aaaaaaaaaaaaaaaaaaaaaaaaa
 SELECT * FROM error_of('SELECT snowflake_try_from_public(''aaaaaaaaaaaaaaaaaaaaaaaaaa'')');
 SELECT * FROM error_of('SELECT snowflake_check_peers(''{}'')');
 SELECT * FROM error_of('SELECT snowflake_stats_reset()');
+SELECT * FROM error_of('SELECT * FROM snowflake_machine_id_status()');
 -- What everyone keeps: reading ids and the generator's health.
 SELECT (snowflake_decode(id)).machine_id, snowflake_machine_id(id), snowflake_timestamp(id) > '2025-01-01' AS ts_ok FROM orders;
 SELECT machine_id FROM snowflake_stats();
 RESET ROLE;
+-- The machine id's status is for operators: pg_monitor's.
+GRANT pg_monitor TO nobody;
+SET ROLE nobody;
+SELECT source, held FROM snowflake_machine_id_status();
+RESET ROLE;
+REVOKE pg_monitor FROM nobody;
 -- A superuser may grant the rest.
 GRANT EXECUTE ON FUNCTION snowflake_stats_reset() TO app;
 SET ROLE app;

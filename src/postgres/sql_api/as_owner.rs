@@ -1,7 +1,8 @@
-//! The one way a conversion (sql/convert_column.sql) touches a user's relation: each statement runs
-//! as the role that owns what it touches, inside a security-restricted operation, as PostgreSQL's
-//! own maintenance commands (VACUUM, ANALYZE, CREATE INDEX, REINDEX, REFRESH MATERIALIZED VIEW)
-//! have run table code since CVE-2022-1552 (`analyze.c`, `matview.c`):
+//! The one way a conversion (sql/convert_column.sql) touches a user's relation: one action out of a
+//! closed set, on a relation (and a column), run as the role that owns that relation, inside a
+//! security-restricted operation, as PostgreSQL's own maintenance commands (VACUUM, ANALYZE,
+//! CREATE INDEX, REINDEX, REFRESH MATERIALIZED VIEW) have run table code since CVE-2022-1552
+//! (`analyze.c`, `matview.c`):
 //! - the current user is the owner: code reached from the relation (a cast, an operator, an index
 //!   expression or predicate, a constraint, a domain, a default, a trigger, a policy, a view's
 //!   functions) runs with the owner's rights, as when the owner uses the relation itself;
@@ -11,14 +12,92 @@
 //!   `pg_catalog, pg_temp` (PostgreSQL 17's `RestrictSearchPath()`), `row_security` off (a policy
 //!   that would hide rows from `max()` is an error, never a smaller maximum).
 //!
-//! The caller must have the owner's privileges (be it, inherit from it, or be a superuser): the
-//! switch then only ever narrows what the caller could do. That rule is the one ownership rule of
-//! the conversion; the SQL checks it first to refuse before anything runs (`owners` of its plan).
+//! **The rule, the only one**: a statement runs as another role only for a caller that could
+//! become that role itself with `SET ROLE` ([`missing_grant`]): on PostgreSQL 16 and later, a
+//! membership whose SET option is true (`member_can_set_role`; INHERIT alone gives a role's
+//! privileges, not its identity: `GRANT boss TO alice WITH INHERIT TRUE, SET FALSE` must not let
+//! alice act as boss, who may be a superuser); on 14 and 15, membership (`is_member_of_role`); a
+//! superuser may become anyone; nobody switches roles inside a security-restricted operation. The
+//! switch then never lets a caller do what `SET ROLE owner` followed by the statement would not.
+//!
+//! **No free text crosses the boundary**: the caller names an [`Action`], a relation and a
+//! column; the owner is the relation's, read from the catalog here, never taken from the caller;
+//! the statement is built here, its identifiers quoted. Whatever a caller passes, the most it can
+//! do as the owner is one of these statements on one of that owner's relations.
 
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
+
+/// What a conversion does on a relation as its owner, and nothing else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    /// `SELECT max(col)::bigint FROM rel`: the largest value (returned).
+    Max,
+    /// `SELECT min(col)::bigint FROM rel`: the smallest value (returned).
+    Min,
+    /// `LOCK TABLE rel IN ACCESS EXCLUSIVE MODE`: no row comes in during the conversion.
+    Lock,
+    /// `ALTER TABLE rel ALTER COLUMN col DROP IDENTITY`.
+    DropIdentity,
+    /// `ALTER TABLE rel ALTER COLUMN col DROP DEFAULT`.
+    DropDefault,
+    /// `DROP SEQUENCE rel`: the column's old sequence.
+    DropSequence,
+    /// `ALTER SEQUENCE rel OWNED BY NONE`: the old sequence kept, owned by no column.
+    DisownSequence,
+    /// `DROP VIEW rel`: a view on a widened column, created again after it.
+    DropView,
+    /// `ALTER TABLE rel ALTER COLUMN col TYPE bigint`.
+    Widen,
+    /// `ALTER TABLE rel ALTER COLUMN col SET DEFAULT <the extension's schema>.snowflake_nextval()`.
+    SetDefault,
+}
+
+const ACTIONS: [(&str, Action); 10] = [
+    ("max", Action::Max),
+    ("min", Action::Min),
+    ("lock", Action::Lock),
+    ("drop_identity", Action::DropIdentity),
+    ("drop_default", Action::DropDefault),
+    ("drop_sequence", Action::DropSequence),
+    ("disown_sequence", Action::DisownSequence),
+    ("drop_view", Action::DropView),
+    ("widen", Action::Widen),
+    ("set_default", Action::SetDefault),
+];
+
+impl Action {
+    fn parse(name: &str) -> Action {
+        ACTIONS.iter().find(|(n, _)| *n == name).map(|(_, a)| *a).unwrap_or_else(|| {
+            ErrorReport::new(
+                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                format!("'{name}' is not an action a conversion runs as a relation's owner"),
+                "snowflake_internal.as_owner",
+            )
+            .set_hint(format!(
+                "The actions are {}: snowflake_internal.as_owner() is the conversion's, not a way to run any statement as another role.",
+                ACTIONS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            ))
+            .report(PgLogLevel::ERROR);
+            unreachable!()
+        })
+    }
+
+    /// The relation kinds it applies to, and what the message calls them.
+    fn kinds(self) -> (&'static [u8], &'static str) {
+        match self {
+            Action::DropSequence | Action::DisownSequence => (b"S", "a sequence"),
+            Action::DropView => (b"v", "a view"),
+            _ => (b"rp", "a table"),
+        }
+    }
+
+    fn needs_column(self) -> bool {
+        !matches!(self, Action::Lock | Action::DropSequence | Action::DisownSequence | Action::DropView)
+    }
+}
 
 /// The role's name, or its number when it no longer exists.
 fn role_name(role: pg_sys::Oid) -> String {
@@ -29,6 +108,79 @@ fn role_name(role: pg_sys::Oid) -> String {
     }
     // SAFETY: a NUL-terminated string of PostgreSQL's.
     unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
+}
+
+/// An identifier quoted as PostgreSQL quotes it (`quote_ident`).
+fn quote(ident: &str) -> String {
+    let c = CString::new(ident).unwrap_or_else(|_| error!("an identifier with a NUL byte"));
+    // SAFETY: a valid C string; the result is the input or a palloc'd copy, NUL-terminated.
+    unsafe { CStr::from_ptr(pg_sys::quote_identifier(c.as_ptr())) }.to_string_lossy().into_owned()
+}
+
+/// The relation's schema-qualified, quoted name, its owner and its kind; an error if it is gone.
+fn relation(rel: pg_sys::Oid) -> (String, pg_sys::Oid, u8) {
+    // SAFETY: a syscache lookup by oid, released before returning; NULL when there is no such row.
+    unsafe {
+        let tuple = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::RELOID as _, pg_sys::Datum::from(rel));
+        if tuple.is_null() {
+            ErrorReport::new(
+                PgSqlErrorCode::ERRCODE_UNDEFINED_TABLE,
+                format!("relation with OID {} does not exist", rel.to_u32()),
+                "snowflake_internal.as_owner",
+            )
+            .set_hint("Name an existing relation, as a regclass such as 'public.orders'::regclass.")
+            .report(PgLogLevel::ERROR);
+        }
+        let form = pg_sys::GETSTRUCT(tuple).cast::<pg_sys::FormData_pg_class>();
+        let name = CStr::from_ptr((*form).relname.data.as_ptr()).to_string_lossy().into_owned();
+        let (owner, kind, namespace) = ((*form).relowner, (*form).relkind as u8, (*form).relnamespace);
+        pg_sys::ReleaseSysCache(tuple);
+        let schema = pg_sys::get_namespace_name(namespace);
+        let schema =
+            if schema.is_null() { String::new() } else { CStr::from_ptr(schema).to_string_lossy().into_owned() };
+        (format!("{}.{}", quote(&schema), quote(&name)), owner, kind)
+    }
+}
+
+/// The extension's schema, quoted (where `snowflake_nextval()` is).
+fn extension_schema() -> String {
+    Spi::get_one::<String>(
+        "SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e \
+         JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_snowflake'",
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_else(|| error!("the extension pg_snowflake is not installed in this database"))
+}
+
+/// The statement of `action` on the relation `rel` (its quoted name) and column `col`.
+fn statement(action: Action, rel: &str, col: Option<&str>) -> String {
+    let col = || {
+        quote(col.unwrap_or_else(|| {
+            ErrorReport::new(
+                PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+                "this action of a conversion needs a column",
+                "snowflake_internal.as_owner",
+            )
+            .set_hint("Name the column: max, min, drop_identity, drop_default, widen and set_default act on one column of a table.")
+            .report(PgLogLevel::ERROR);
+            unreachable!()
+        }))
+    };
+    match action {
+        Action::Max => format!("SELECT max({})::bigint FROM {rel}", col()),
+        Action::Min => format!("SELECT min({})::bigint FROM {rel}", col()),
+        Action::Lock => format!("LOCK TABLE {rel} IN ACCESS EXCLUSIVE MODE"),
+        Action::DropIdentity => format!("ALTER TABLE {rel} ALTER COLUMN {} DROP IDENTITY", col()),
+        Action::DropDefault => format!("ALTER TABLE {rel} ALTER COLUMN {} DROP DEFAULT", col()),
+        Action::DropSequence => format!("DROP SEQUENCE {rel}"),
+        Action::DisownSequence => format!("ALTER SEQUENCE {rel} OWNED BY NONE"),
+        Action::DropView => format!("DROP VIEW {rel}"),
+        Action::Widen => format!("ALTER TABLE {rel} ALTER COLUMN {} TYPE bigint", col()),
+        Action::SetDefault => {
+            format!("ALTER TABLE {rel} ALTER COLUMN {} SET DEFAULT {}.snowflake_nextval()", col(), extension_schema())
+        }
+    }
 }
 
 /// Sets a setting for the current GUC nest level only (undone by `AtEOXact_GUC`).
@@ -57,7 +209,7 @@ fn execute(statement: &str) -> Option<i64> {
         }
         table.first().get::<i64>(1)
     })
-    .unwrap_or_else(|e| error!("snowflake_internal.run_as_owner: {e}"))
+    .unwrap_or_else(|e| error!("snowflake_internal.as_owner: {e}"))
 }
 
 /// Test builds only: the mechanism switched off (statements run as the caller, unrestricted), the
@@ -67,45 +219,119 @@ fn switched_off() -> bool {
     super::super::settings::fault_run_as_caller()
 }
 
-/// Runs `statement` as `owner` in a security-restricted operation (see the top of this file) and
-/// returns its first column of its first row as a bigint, if any. Refuses (42501) a caller who
-/// does not have the owner's privileges.
+/// Whether `caller` could `SET ROLE` to `role` (see the top of this file): on 16 and later the
+/// SET option of its memberships, before 16 membership; a superuser may become anyone.
+fn can_set_role(caller: pg_sys::Oid, role: pg_sys::Oid) -> bool {
+    if caller == role {
+        return true;
+    }
+    // Test builds only: the rule before issue 50 (the owner's privileges, INHERIT), the negative
+    // control of the convert_roles scenario.
+    if super::super::settings::fault_privileges_rule() {
+        // SAFETY: a catalog lookup; false for a role that does not exist.
+        return unsafe { pg_sys::has_privs_of_role(caller, role) };
+    }
+    // SAFETY: catalog lookups; false for a role that does not exist. Both count a superuser in.
+    #[cfg(any(feature = "pg14", feature = "pg15"))]
+    return unsafe { pg_sys::is_member_of_role(caller, role) };
+    #[cfg(not(any(feature = "pg14", feature = "pg15")))]
+    return unsafe { pg_sys::member_can_set_role(caller, role) };
+}
+
+/// `None` when the current user may act as `role`, else why not and what would fix it (the grant
+/// that would let it): the one rule of this file, also asked by the conversion before anything runs.
+fn refusal(role: pg_sys::Oid) -> Option<(String, String)> {
+    let mut caller = pg_sys::InvalidOid;
+    let mut context: i32 = 0;
+    // SAFETY: reads this backend's current user and security context.
+    unsafe { pg_sys::GetUserIdAndSecContext(&mut caller, &mut context) };
+    if caller == role {
+        return None;
+    }
+    let (who, whom) = (role_name(caller), role_name(role));
+    if context & pg_sys::SECURITY_RESTRICTED_OPERATION as i32 != 0 {
+        return Some((
+            format!("{who} cannot become {whom} inside a security-restricted operation"),
+            "convert from a session of its own, not from code that runs as a table's owner".into(),
+        ));
+    }
+    if can_set_role(caller, role) {
+        return None;
+    }
+    let set_option = if cfg!(any(feature = "pg14", feature = "pg15")) { "" } else { " WITH SET TRUE" };
+    Some((format!("{who} may not SET ROLE {whom}"), format!("GRANT {} TO {}{set_option}", quote(&whom), quote(&who))))
+}
+
 #[pg_schema]
 mod snowflake_internal {
     use super::*;
 
-    #[pg_extern(volatile, parallel_unsafe, strict)]
-    fn run_as_owner(owner: pg_sys::Oid, statement: &str) -> Option<i64> {
+    /// NULL when the current user may act as `role` (could `SET ROLE` to it, or is it), else what
+    /// would let it (the GRANT). The conversion asks this first, to refuse before anything runs.
+    #[pg_extern(stable, parallel_safe, strict)]
+    fn missing_grant(role: pg_sys::Oid) -> Option<String> {
         if switched_off() {
-            return execute(statement);
+            return None;
         }
-        let mut caller = pg_sys::InvalidOid;
-        let mut context: i32 = 0;
-        // SAFETY: reads this backend's current user and security context.
-        unsafe { pg_sys::GetUserIdAndSecContext(&mut caller, &mut context) };
-        // SAFETY: a catalog lookup; false for a role that does not exist.
-        if !unsafe { pg_sys::has_privs_of_role(caller, owner) } {
-            let (caller, owner) = (role_name(caller), role_name(owner));
+        refusal(role).map(|(_, grant)| grant)
+    }
+
+    /// The statement `action` runs on `rel` (and `col`), as the conversion shows it in its plan.
+    #[pg_extern(stable, parallel_safe)]
+    fn owner_statement(action: &str, rel: pg_sys::Oid, col: default!(Option<&str>, "NULL")) -> String {
+        let action = Action::parse(action);
+        let (name, _, _) = relation(rel);
+        statement(action, &name, col)
+    }
+
+    /// Runs `action` on `rel` (and `col`) as the relation's owner, in a security-restricted
+    /// operation (see the top of this file), and returns the value read (max, min) or NULL.
+    /// Refuses (42501) a caller that could not `SET ROLE` to the owner.
+    #[pg_extern(volatile, parallel_unsafe)]
+    fn as_owner(action: &str, rel: pg_sys::Oid, col: default!(Option<&str>, "NULL")) -> Option<i64> {
+        let action = Action::parse(action);
+        let (name, owner, kind) = relation(rel);
+        let (kinds, what) = action.kinds();
+        if !kinds.contains(&kind) {
+            ErrorReport::new(
+                PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
+                format!("{name} is not {what}"),
+                "snowflake_internal.as_owner",
+            )
+            .set_hint("Each action of a conversion applies to one kind of relation: drop_sequence and disown_sequence to a sequence, drop_view to a view, the others to a table.")
+            .report(PgLogLevel::ERROR);
+        }
+        if action.needs_column() && col.is_none() {
+            statement(action, &name, None); // raises: the action needs a column
+        }
+        let statement = statement(action, &name, col);
+        if switched_off() {
+            return execute(&statement);
+        }
+        if let Some((why, grant)) = refusal(owner) {
             ErrorReport::new(
                 PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
-                format!("permission denied: {caller} cannot run a conversion's statement as {owner}, whose privileges it does not have"),
-                "snowflake_internal.run_as_owner",
+                format!("permission denied: {why} (the owner of {name}), as whom a conversion would run: {statement}"),
+                "snowflake_internal.as_owner",
             )
             .set_hint(format!(
-                "A conversion runs each statement as the owner of what it alters, and only for a caller that has that owner's privileges (the owner, a role that inherits from it, or a superuser): convert as {owner}, or have {owner} widen its own columns first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint)."
+                "A conversion runs each statement as the owner of what it alters, only for a caller that could become that owner itself (SET ROLE; its privileges alone, INHERIT, are not enough): convert as that owner or as a superuser, or {grant}."
             ))
             .report(PgLogLevel::ERROR);
         }
+        let mut caller = pg_sys::InvalidOid;
+        let mut context: i32 = 0;
         // SAFETY: as analyze.c: the owner, restricted, until the statement ends. An error on the
         // way unwinds to the caller's (sub)transaction, whose abort restores both the user id and
         // the settings, as it does for VACUUM and ANALYZE.
         let nest = unsafe {
+            pg_sys::GetUserIdAndSecContext(&mut caller, &mut context);
             pg_sys::SetUserIdAndSecContext(owner, context | pg_sys::SECURITY_RESTRICTED_OPERATION as i32);
             pg_sys::NewGUCNestLevel()
         };
         set_local(c"search_path", c"pg_catalog, pg_temp");
         set_local(c"row_security", c"off");
-        let result = execute(statement);
+        let result = execute(&statement);
         // SAFETY: the nest level and the user id saved above. false: what the statement's code
         // set is undone too, as after ANALYZE.
         unsafe {

@@ -36,12 +36,16 @@ pgrx::extension_sql_file!(
         peers::snowflake_internal::dblink_poll
     ]
 );
-// PL/pgSQL: catalog queries, and statements run as their relation's owner (as_owner.rs), in the
+// PL/pgSQL: catalog queries, and actions run as their relation's owner (as_owner.rs), in the
 // caller's transaction.
 pgrx::extension_sql_file!(
     "../../../sql/convert_column.sql",
     name = "convert_column",
-    requires = [as_owner::snowflake_internal::run_as_owner]
+    requires = [
+        as_owner::snowflake_internal::as_owner,
+        as_owner::snowflake_internal::owner_statement,
+        as_owner::snowflake_internal::missing_grant
+    ]
 );
 
 /// 2000-01-01, PostgreSQL's timestamp epoch, in milliseconds since 1970.
