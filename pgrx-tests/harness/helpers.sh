@@ -265,6 +265,14 @@ except ValueError:
 if "header" not in r: sys.exit(1)
 for kv in r.get("kvs", []): print(base64.b64decode(kv["key"]).decode())'
 }
+# init_leased NAME PREFIX [SETTING...]: a new cluster (not started) whose machine id is leased from
+# the planned etcd ($ETCD_ENDPOINTS) in the id space PREFIX, with these postgresql.conf lines more.
+init_leased() {
+  local name=$1 prefix=$2
+  shift 2
+  init_cluster "$name" "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id_source = 'etcd'" \
+    "snowflake.etcd_endpoints = '${LEASED_ENDPOINTS:-$ETCD_ENDPOINTS}'" "snowflake.etcd_prefix = '$prefix'" "$@"
+}
 # wait_claim_error NAME: waits (at most 10 s) until cluster NAME's machine id worker has met an
 # error (snowflake_machine_id_status().last_error), so that a refusal says it.
 wait_claim_error() {

