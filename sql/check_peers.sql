@@ -1,8 +1,10 @@
 -- snowflake_check_peers(peers, max_skew_ms, timeout_s): connects to other servers that share this
 -- id space (through contrib's dblink) and reports, for this server and each peer, its machine id,
--- layout and clock offset from this server, with the problems found: a machine id shared by two
--- servers, a machine id not set, a layout that differs from this server's, a clock further off
--- than max_skew_ms, or a peer that cannot be asked.
+-- layout and clock offset from this server (and how far off that offset may be: half the round
+-- trip it was measured in), with the problems found: a machine id shared by two servers, a machine
+-- id not set, a layout that differs from this server's, a clock certainly further off than
+-- max_skew_ms (the offset beyond max_skew_ms by more than its uncertainty: a busy server's slow
+-- answer is no skew), or a peer that cannot be asked.
 --
 -- Safe to point at anything:
 -- - no secret is shown: a peer is shown by its connection string with every password and
@@ -33,7 +35,8 @@
 -- Without peers (NULL), on a Citus coordinator: every active primary node of pg_dist_node
 -- (snowflake_internal.citus_nodes()); elsewhere refused.
 CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
-RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision, problems text[])
+RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision,
+               clock_uncertainty_ms double precision, problems text[])
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -76,7 +79,7 @@ BEGIN
     -- through a connection string, or one server listed twice, is counted once.
     SELECT cs.system_identifier::text || '@' || pg_postmaster_start_time()::text INTO my_server FROM pg_control_system() cs;
     rows_ := rows_ || jsonb_build_object('peer', 'this server', 'machine_id', me.machine_id, 'layout', me.layout,
-                                         'offset', 0, 'counted', true);
+                                         'offset', 0, 'uncertainty', 0, 'counted', true);
     FOR i IN 1 .. coalesce(array_length(peers, 1), 0) LOOP
         SELECT * INTO c FROM snowflake_internal.peer_conninfo(coalesce(peers[i], ''), i, timeout_s);
         BEGIN
@@ -124,6 +127,7 @@ BEGIN
             rows_ := rows_ || jsonb_build_object('peer', c.shown,
                 'machine_id', answer.machine_id, 'layout', answer.layout,
                 'offset', round((answer.clock_ms - (t0 + t1) / 2)::numeric, 1),
+                'uncertainty', round(((t1 - t0) / 2)::numeric, 1),
                 'same_as', CASE WHEN answer.server = my_server THEN 'this server' ELSE seen ->> answer.server END,
                 'counted', answer.server <> my_server AND NOT seen ? answer.server);
             IF NOT seen ? answer.server THEN
@@ -173,14 +177,19 @@ BEGIN
             IF r->>'layout' IS DISTINCT FROM me.layout THEN
                 found := found || ('layout differs from this server''s: ' || coalesce(r->>'layout', 'none'));
             END IF;
-            IF abs((r->>'offset')::double precision) > max_skew_ms THEN
-                found := found || ('clock is ' || (r->>'offset') || ' ms off this server''s');
+            -- The peer read its clock somewhere within the round trip: its offset is the midpoint's,
+            -- give or take half the round trip. Flagged only when it is off by more than max_skew_ms
+            -- whatever the uncertainty.
+            IF abs((r->>'offset')::double precision) - (r->>'uncertainty')::double precision > max_skew_ms THEN
+                found := found || ('clock is ' || (r->>'offset') || ' ms off this server''s (give or take '
+                                   || (r->>'uncertainty') || ' ms, half the round trip)');
             END IF;
         END IF;
         peer := r->>'peer';
         machine_id := (r->>'machine_id')::integer;
         layout := r->>'layout';
         clock_offset_ms := (r->>'offset')::double precision;
+        clock_uncertainty_ms := (r->>'uncertainty')::double precision;
         problems := found;
         RETURN NEXT;
     END LOOP;

@@ -144,7 +144,7 @@ for mode in connect_params stall_end second_stream second_result second_empty tw
 SELECT count(*) AS warm FROM snowflake_check_peers(ARRAY['$b']) \gset
 SELECT (regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]::bigint AS before \gset
 SELECT '$mode: ' || string_agg(coalesce(machine_id::text, '-') || ' ' || problems::text, ', ' ORDER BY ord)
-FROM snowflake_check_peers(ARRAY['$hostile', '$b'], timeout_s => 2) WITH ORDINALITY AS r(peer, machine_id, layout, clock_offset_ms, problems, ord)
+FROM snowflake_check_peers(ARRAY['$hostile', '$b'], timeout_s => 2) WITH ORDINALITY AS r(peer, machine_id, layout, clock_offset_ms, clock_uncertainty_ms, problems, ord)
 WHERE peer <> 'this server';
 SELECT format('$mode: peak memory grew by less than 16 MB: %s (grew by %s kB)', (g < 16384)::text, g)
 FROM (SELECT (regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]::bigint - :before AS g) m;
@@ -173,7 +173,7 @@ DO \$\$ BEGIN FOR i IN 1 .. 1100 LOOP EXECUTE format('SELECT FROM many.t%s', i);
 SELECT 'descriptors open in this backend: more than 1100: ' || (count(*) > 1100) FROM pg_ls_dir('/proc/self/fd');
 SELECT clock_timestamp() AS t0 \gset
 SELECT 'connect_params: ' || string_agg(coalesce(machine_id::text, '-') || ' ' || problems::text, ', ' ORDER BY ord)
-FROM snowflake_check_peers(ARRAY['$flooding', '$b'], timeout_s => 2) WITH ORDINALITY AS r(peer, machine_id, layout, clock_offset_ms, problems, ord)
+FROM snowflake_check_peers(ARRAY['$flooding', '$b'], timeout_s => 2) WITH ORDINALITY AS r(peer, machine_id, layout, clock_offset_ms, clock_uncertainty_ms, problems, ord)
 WHERE peer <> 'this server';
 SELECT format('returned within 5 s: %s (took %s s)', (e < 5)::text, round(e, 1))
 FROM (SELECT extract(epoch FROM clock_timestamp() - :'t0'::timestamptz) AS e) d;

@@ -62,9 +62,9 @@ SQL
 first_id() {
   local out id
   out=$(until_first_id "$1" "${3:-30}")
-  grep '^report: ' <<<"$out" | sed "s/^report: /$1: /" >>"$REPORT"
-  grep -v '^[0-9]*$' <<<"$out" | grep -v '^report: '
-  id=$(grep '^[0-9][0-9]*$' <<<"$out" | tail -n 1)
+  { grep '^report: ' <<<"$out" || true; } | sed "s/^report: /$1: /" >>"$REPORT"
+  grep -v -e '^[0-9]*$' -e '^report: ' <<<"$out" || true
+  id=$(grep '^[0-9][0-9]*$' <<<"$out" | tail -n 1 || true)
   [ -z "$id" ] || [ -z "$2" ] || echo "above its ids before: $([ "$id" -gt "$2" ] && echo yes || echo "NO ($id, not above $2)")"
 }
 
@@ -95,7 +95,11 @@ first_id a "" 3
 as_pg_owner sed -i '/fault_start_grant/d' "$SCRATCH/a/postgresql.conf"
 restart_cluster a
 start_etcd
-wait_claim_error a
+# (Its worker backs off while etcd is down: wait for its first claim with etcd up.)
+for i in $(seq 1 150); do
+  psql_on a -At -c "SELECT last_error FROM snowflake_machine_id_status()" | grep -q "earlier run of this server" && break
+  sleep 0.1
+done
 psql_on a -c "SELECT snowflake_nextval()" 2>&1 | grep -E "ERROR|HINT" | sed -E 's/postmaster [0-9]+@[0-9]+/postmaster PID@START/' | mask || true
 first_id a "$last" 40
 
@@ -128,7 +132,7 @@ first_id moved ""
 echo "its ids before (under 7) and after (under its claim) compare: $(psql_on moved -At -c "SELECT snowflake_nextval() > $moved_last")"
 
 echo "== 5. a server of another layout on the same prefix"
-init_leased coarse /pg_snowflake/restarts "snowflake.time_unit = '10ms'"
+init_leased coarse /pg_snowflake/restarts "snowflake.time_unit = 10"
 start_cluster coarse
 create_extension coarse
 wait_claim_error coarse
