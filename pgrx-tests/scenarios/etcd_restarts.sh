@@ -100,7 +100,7 @@ for i in $(seq 1 150); do
   psql_on a -At -c "SELECT last_error FROM snowflake_machine_id_status()" | grep -q "earlier run of this server" && break
   sleep 0.1
 done
-psql_on a -c "SELECT snowflake_nextval()" 2>&1 | grep -E "ERROR|HINT" | sed -E 's/postmaster [0-9]+@[0-9]+/postmaster PID@START/' | mask || true
+psql_on a -v VERBOSITY=verbose -c "SELECT snowflake_nextval()" 2>&1 | grep -E "ERROR|HINT" | sed -E 's/postmaster [0-9]+@[0-9]+/postmaster PID@START/' | mask || true
 first_id a "$last" 40
 
 echo "== 3. a standby from a base backup of a leased primary"
@@ -136,7 +136,7 @@ init_leased coarse /pg_snowflake/restarts "snowflake.time_unit = 10"
 start_cluster coarse
 create_extension coarse
 wait_claim_error coarse
-psql_on coarse -c "SELECT snowflake_nextval()" 2>&1 | grep -E "ERROR|HINT" | mask \
+psql_on coarse -v VERBOSITY=verbose -c "SELECT snowflake_nextval()" 2>&1 | grep -E "ERROR|HINT" | mask \
   | sed -E 's/recorded by [^ ]+:[0-9]+ \(data directory [^,]*, system identifier [0-9]+\)/recorded by HOST:PORT (data directory D, system identifier S)/' || true
 echo "claims of the space after it tried: $(etcd_keys /pg_snowflake/restarts/claim/ | wc -l) (x, y, a, the promoted standby and the moved server)"
 echo "-- the negative control: the space's layout neither recorded nor compared (snowflake.fault_space_layout_off)"
