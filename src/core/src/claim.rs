@@ -214,6 +214,11 @@ impl Space {
     pub fn retry_ms(&self, failures: u32) -> i64 {
         (1_000_i64 << failures.min(10)).min((self.ttl_s * 1000).max(1_000))
     }
+    /// After a failed renewal, how long until the next: a tenth of the TTL, at least 200 ms (the
+    /// lease keeps its time left meanwhile; five tries a second would only load etcd).
+    pub fn renew_retry_ms(&self) -> i64 {
+        (self.ttl_s * 100).max(200)
+    }
     /// The local deadline of a renewal sent at `sent_ms`.
     pub fn deadline_ms(&self, sent_ms: i64, switches: Switches) -> i64 {
         sent_ms + self.ttl_s * 1000 - if switches.margin { self.margin_ms() } else { 0 }
@@ -343,14 +348,14 @@ pub struct Claimer {
     held: Option<Held>,
     /// Claims that failed in a row (for the back-off), and when the next may be tried.
     failures: u32,
-    next_claim_ms: i64,
+    next_try_ms: i64,
     /// Leases of failed claims that could not be revoked then (see [`Claimer::give_back`]).
     orphans: Vec<i64>,
 }
 
 impl Claimer {
     pub fn new(space: Space, me: Holder, layout: Layout, switches: Switches) -> Claimer {
-        Claimer { space, me, layout, switches, held: None, failures: 0, next_claim_ms: i64::MIN, orphans: vec![] }
+        Claimer { space, me, layout, switches, held: None, failures: 0, next_try_ms: i64::MIN, orphans: vec![] }
     }
 
     pub fn held(&self) -> Option<&Held> {
@@ -380,8 +385,8 @@ impl Claimer {
     /// next claim after a failed one (backing off).
     pub fn next_due_ms(&self) -> i64 {
         match &self.held {
-            Some(h) => h.sent_ms + self.space.renew_every_ms(),
-            None => self.next_claim_ms,
+            Some(h) => (h.sent_ms + self.space.renew_every_ms()).max(self.next_try_ms),
+            None => self.next_try_ms,
         }
     }
 
@@ -391,7 +396,7 @@ impl Claimer {
     /// lease takes the grant away at once.
     pub fn step(&mut self, etcd: &mut impl Etcd, shared: &SharedState, now_ms: i64) -> Result<Step, ClaimError> {
         let result = match &self.held {
-            None if now_ms < self.next_claim_ms => Ok(Step::Idle),
+            _ if now_ms < self.next_try_ms => Ok(Step::Idle),
             None => self.claim(etcd, shared, now_ms).map(|(h, notes)| Step::Claimed(h, notes)),
             Some(h) if now_ms - h.sent_ms >= self.space.renew_every_ms() || now_ms < h.sent_ms => {
                 self.renew(etcd, shared, now_ms).map(Step::Renewed)
@@ -403,6 +408,7 @@ impl Claimer {
             Ok(Step::Idle) => {}
             Ok(Step::Claimed(..) | Step::Renewed(_)) => {
                 self.failures = 0;
+                self.next_try_ms = i64::MIN;
                 status.set_error(None, Trouble::None, now_ms);
             }
             Err(e) => {
@@ -411,9 +417,12 @@ impl Claimer {
                 }
                 if self.held.is_some() {
                     status.renewal_failures.fetch_add(1, Relaxed);
+                    self.next_try_ms = now_ms + self.space.renew_retry_ms();
+                } else if matches!(e, ClaimError::Lost { .. }) {
+                    self.next_try_ms = i64::MIN;
                 } else if !matches!(e, ClaimError::Raced { .. } | ClaimError::Lost { .. }) {
                     // A lost lease and a lost race claim again at once; anything else backs off.
-                    self.next_claim_ms = now_ms + self.space.retry_ms(self.failures);
+                    self.next_try_ms = now_ms + self.space.retry_ms(self.failures);
                     self.failures = self.failures.saturating_add(1);
                 }
                 status.set_error(Some(&e.message(&self.space)), e.trouble(), now_ms);

@@ -270,8 +270,10 @@ fn a_write_whose_answer_was_lost_is_read_back_and_not_written_below() {
     assert_eq!(a.claim.deadline_ms.load(Relaxed), EPOCH + 2_400, "the deadline it had");
     // The next renewal's guard meets the revision the lost write made: it reads the mark back.
     etcd.now_ms = EPOCH + 1_200;
-    let Ok(Step::Renewed(h)) = ca.step(&mut etcd.client(false), &a, EPOCH + 1_200) else { panic!() };
-    assert_eq!(h.deadline_ms, EPOCH + 1_200 + 2_400);
+    assert_eq!(ca.step(&mut etcd.client(false), &a, EPOCH + 1_200), Ok(Step::Idle), "backing off a tenth of the TTL");
+    etcd.now_ms = EPOCH + 1_300;
+    let Ok(Step::Renewed(h)) = ca.step(&mut etcd.client(false), &a, EPOCH + 1_300) else { panic!() };
+    assert_eq!(h.deadline_ms, EPOCH + 1_300 + 2_400);
     let m: MarkRecord = serde_json::from_str(etcd.value("/pg_snowflake/test/mark/0").unwrap()).unwrap();
     assert_eq!(m.mark_ms, h.deadline_ms);
 }
@@ -310,8 +312,8 @@ fn a_transient_error_on_a_renewal_is_no_lost_claim() {
     let e = ca.step(&mut Faulty(&mut etcd, 1, Fault::ErrorAnswer), &a, EPOCH + 1_000).unwrap_err();
     assert!(matches!(e, ClaimError::Unreachable(_)));
     assert_eq!(a.claim.losses.load(Relaxed), 0);
-    etcd.now_ms = EPOCH + 1_200;
-    let Ok(Step::Renewed(h)) = ca.step(&mut etcd.client(false), &a, EPOCH + 1_200) else { panic!() };
+    etcd.now_ms = EPOCH + 1_300;
+    let Ok(Step::Renewed(h)) = ca.step(&mut etcd.client(false), &a, EPOCH + 1_300) else { panic!() };
     assert_eq!(h.id, 0);
 }
 
