@@ -341,14 +341,16 @@ pub struct Claimer {
     pub layout: Layout,
     pub switches: Switches,
     held: Option<Held>,
-    /// Claims that failed in a row (for the back-off), and when the next may be tried.
+    /// Claims that failed in a row (for the back-off), when the last failed and when the next may
+    /// be tried, by the wall clock.
     failures: u32,
+    failed_ms: i64,
     next_claim_ms: i64,
 }
 
 impl Claimer {
     pub fn new(space: Space, me: Holder, layout: Layout, switches: Switches) -> Claimer {
-        Claimer { space, me, layout, switches, held: None, failures: 0, next_claim_ms: i64::MIN }
+        Claimer { space, me, layout, switches, held: None, failures: 0, failed_ms: i64::MIN, next_claim_ms: i64::MIN }
     }
 
     pub fn held(&self) -> Option<&Held> {
@@ -386,10 +388,12 @@ impl Claimer {
     /// Does what is due at wall-clock `now_ms`: claims an id when none is held (not before the
     /// back-off after a failed claim ends), renews the lease when a renewal is due. Errors are
     /// recorded in the status and returned (the caller logs them and steps again later); a lost
-    /// lease takes the grant away at once.
+    /// lease takes the grant away at once. A clock behind the last failed claim (stepped back)
+    /// ends the back-off, as a clock behind the last renewal sent renews at once: a back-off
+    /// measured by a clock stepped back an hour would hold no id for an hour.
     pub fn step(&mut self, etcd: &mut impl Etcd, shared: &SharedState, now_ms: i64) -> Result<Step, ClaimError> {
         let result = match &self.held {
-            None if now_ms < self.next_claim_ms => Ok(Step::Idle),
+            None if (self.failed_ms..self.next_claim_ms).contains(&now_ms) => Ok(Step::Idle),
             None => self.claim(etcd, shared, now_ms).map(|(h, notes)| Step::Claimed(h, notes)),
             Some(h) if now_ms - h.sent_ms >= self.space.renew_every_ms() || now_ms < h.sent_ms => {
                 self.renew(etcd, shared, now_ms).map(Step::Renewed)
@@ -411,6 +415,7 @@ impl Claimer {
                     status.renewal_failures.fetch_add(1, Relaxed);
                 } else if !matches!(e, ClaimError::Raced { .. } | ClaimError::Lost { .. }) {
                     // A lost lease and a lost race claim again at once; anything else backs off.
+                    self.failed_ms = now_ms;
                     self.next_claim_ms = now_ms + self.space.retry_ms(self.failures);
                     self.failures = self.failures.saturating_add(1);
                 }

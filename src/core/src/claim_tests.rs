@@ -445,3 +445,25 @@ fn a_leader_change_only_lengthens_leases_and_an_expired_token_is_renewed_unseen(
     assert_eq!(etcd.faults_done[3], 1);
     assert!(issue(&a, 4, EPOCH + 3_501).is_ok());
 }
+
+#[test]
+fn a_clock_stepped_back_does_not_stretch_the_back_off() {
+    // Found by the lifecycle simulation (seed 45, shrunk to six steps): a claim fails (etcd
+    // down), the server's clock is stepped back an hour, etcd comes back. The back-off's end was
+    // by the clock before the step, so the next claim waited for the clock to come back there: an
+    // hour without a machine id, not a second. A clock behind the failure ends the back-off, as a
+    // clock behind the last renewal sent renews at once.
+    let start = EPOCH + 7_200_000;
+    let mut etcd = EtcdModel::at(start);
+    let a = server();
+    let mut ca = claimer(1, 4);
+    let e = ca.step(&mut etcd.client(true), &a, start).unwrap_err();
+    assert!(matches!(e, ClaimError::Unreachable(_)), "{e:?}");
+    assert_eq!(ca.next_due_ms(), start + 1_000);
+    assert_eq!(ca.step(&mut etcd.client(false), &a, start + 500), Ok(Step::Idle), "backing off a second");
+    etcd.now_ms += 1_000;
+    let stepped_back = start + 1_000 - 3_600_000;
+    let Ok(Step::Claimed(h, _)) = ca.step(&mut etcd.client(false), &a, stepped_back) else { panic!() };
+    assert_eq!(h.id, 0);
+    assert!(issue(&a, 4, stepped_back + 1).is_ok());
+}
