@@ -493,7 +493,11 @@ impl Claimer {
         let old_mark_ms = recorded.map_or(-1, |r| r.mark_ms);
         let deadline_ms = space.deadline_ms(sent_ms, self.switches);
         let mut held = Held { id, lease, sent_ms, deadline_ms, mark_ms: old_mark_ms, mark_rev };
-        if !self.record_mark(etcd, &mut held, old_mark_ms.max(deadline_ms)).inspect_err(|_| {
+        // The mark covers the deadline, and the tick this server last issued on: a clock stepped
+        // back behind it leaves the generator issuing on that tick (never below its last id), past
+        // the deadline by the clock, under whichever id it holds now.
+        let last_ms = shared.last_issued_ms(&self.layout).unwrap_or(-1);
+        if !self.record_mark(etcd, &mut held, old_mark_ms.max(deadline_ms).max(last_ms)).inspect_err(|_| {
             let _ = etcd.revoke(lease);
         })? {
             return Err(ClaimError::Lost { id, why: "the claim key changed while it was being taken".into() });
