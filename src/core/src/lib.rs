@@ -54,6 +54,10 @@ pub mod lifecycle;
 /// The lifecycle simulation (tests only): servers' whole lives over the real core, seeded.
 #[cfg(test)]
 mod lifecycle_sim;
+/// The etcd part of the lifecycle simulation (tests only): leased servers' claims, etcd's faults,
+/// the promises of the id space.
+#[cfg(test)]
+mod lifecycle_sim_etcd;
 pub mod machine_source;
 pub mod mark_file;
 pub mod mark_write;

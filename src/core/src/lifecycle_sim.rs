@@ -33,13 +33,16 @@
 //! (With the WAL record written before the file, as it was, the search failed first at seed 2069;
 //! `a_base_backup_never_misses_a_lease` replays a short history of it.)
 
+use crate::claim::Switches;
 use crate::error::Error;
+use crate::etcd_model::Fault;
 use crate::generator::Generator;
 use crate::host::{Clock, Events, Limits, MarkStore, Processes, Recovery, Settings, Waiter};
 use crate::layout::Layout;
 use crate::lease::{self, MAX_LEASE_MS};
 use crate::lease_record::LeaseRecord;
 use crate::lifecycle;
+use crate::lifecycle_sim_etcd::{grant_of, Becomes, Call, Controls, EtcdReached, IdSpace, Lease, TTL_S};
 use crate::mark_file::{self, MarkRecord};
 use crate::mark_write::{self, Identity, MarkIo};
 use crate::mark_writer::{MarkWriter, WriteStep};
@@ -50,12 +53,15 @@ use std::sync::atomic::Ordering::Relaxed;
 
 const EPOCH: i64 = 1_735_689_600_000; // 2025-01-01
 const DAY_MS: i64 = 86_400_000;
-const NODES: usize = 3;
+/// Servers 0 to 2 have their machine id set by hand, 3 to 5 lease it from etcd; 1 starts as a
+/// standby of 0, 4 as a standby of 3.
+const NODES: usize = 6;
+const LEASED: std::ops::Range<usize> = 3..6;
 const MAX_CLOCK_WAIT_MS: u64 = 1_000;
 const MAX_MARK_WAIT_MS: u64 = 5_000;
 
 /// The layouts a server can be set to: the default, then each field changed in turn.
-fn layout(i: u8) -> Layout {
+pub(crate) fn layout(i: u8) -> Layout {
     let (epoch, unit, machine, sequence) = match i {
         0 => (EPOCH, 1, 10, 12),
         1 => (EPOCH, 10, 10, 12),              // snowflake.time_unit
@@ -195,6 +201,59 @@ pub(crate) enum Step {
     /// Every base backup under way ends: its server gets the copied file and the WAL from the
     /// checkpoint's redo pointer up to now, and starts as a primary of its own (as a copy runs).
     BackupsEnd,
+    /// The server's clock runs `permille` thousandths fast (slow if negative) from now on, its
+    /// monotonic clock with it (one oscillator).
+    ClockRate {
+        node: usize,
+        permille: i16,
+    },
+    /// A leased server's claim worker steps at its clock (`Claimer::step`), etcd expiring leases
+    /// up to `late_ms` late meanwhile.
+    Claim {
+        node: usize,
+        late_ms: u16,
+    },
+    /// A leased server's claim worker ends (an ERROR) and its postmaster starts another, which
+    /// takes over what shared memory holds (`Claimer::resume`); `terminated`: by SIGTERM
+    /// (pg_terminate_backend), so it released the id first.
+    WorkerRestart {
+        node: usize,
+        terminated: bool,
+    },
+    /// The postmaster is killed: a leased server's claim worker notices and releases what it can,
+    /// and the server is down, its next start another postmaster's.
+    PostmasterDeath {
+        node: usize,
+    },
+    /// The server is stopped (SIGSTOP, a VM paused) for `ms` of real time: its processes do
+    /// nothing, and one backend, which had read its clock (and the grant word) before, issues on
+    /// that reading when the server resumes.
+    Freeze {
+        node: usize,
+        ms: u32,
+    },
+    /// A leased server cut off from etcd (a partition), or reaching it again.
+    CutOff {
+        node: usize,
+        cut: bool,
+    },
+    /// etcd is down (every member), or up again.
+    EtcdDown {
+        down: bool,
+    },
+    /// etcd elects a new leader, which extends every lease by its TTL.
+    LeaderChange,
+    /// etcd applies a request held on the way (its client gave up long ago): the latest, or the
+    /// oldest.
+    ApplyHeld {
+        latest: bool,
+    },
+    /// The `nth` call of kind `call` to etcd from now on, of any server, meets `fault`.
+    ArmFault {
+        fault: Fault,
+        call: Call,
+        nth: u8,
+    },
 }
 
 #[derive(Clone, Default)]
@@ -319,9 +378,45 @@ struct Node {
     /// Process ids: each start gives its backends new ones; the ones that exited are gone.
     pid_base: i32,
     dead: Vec<i32>,
+    /// A leased server's side of the claim protocol; `None`: its machine id is set by hand.
+    lease: Option<Lease>,
+    /// The clock's rate (thousandths off real time), and the drift it made before the rate last
+    /// changed and since when it runs at this rate (real time, us).
+    rate_permille: i64,
+    drift_us: i64,
+    rate_since_us: i64,
+    /// Stopped (SIGSTOP) until this real time (us).
+    frozen_until_us: i64,
+    /// The backend that had read its clock when the server was stopped: the reading (us), and
+    /// whether etcd held the claim of the grant it read then.
+    paused_call: Option<(i64, bool)>,
 }
 
 impl Node {
+    /// The wall clock at real time `real_us`: real time, its drift, and every step it was set by.
+    fn clock_us(&self, real_us: i64) -> i64 {
+        self.monotonic_us(real_us) + self.offset_ms * 1000
+    }
+
+    /// The monotonic clock at real time `real_us`: it drifts as the wall clock does, and is never
+    /// stepped.
+    fn monotonic_us(&self, real_us: i64) -> i64 {
+        real_us + self.drift_us + (real_us - self.rate_since_us) * self.rate_permille / 1000
+    }
+
+    fn frozen(&self, real_us: i64) -> bool {
+        real_us < self.frozen_until_us
+    }
+
+    /// The machine id the mark file and the lease records name: -1 when leased (as the shell says).
+    fn file_machine_id(&self) -> i64 {
+        if self.lease.is_some() {
+            -1
+        } else {
+            self.machine_id
+        }
+    }
+
     /// A checkpoint of a running server: crash recovery replays the WAL after it. On a standby a
     /// restartpoint, which never passes what it replayed.
     fn checkpoint(&mut self) {
@@ -337,6 +432,8 @@ struct World {
     nodes: Vec<Node>,
     lineages: Vec<Lineage>,
     reached: Reached,
+    /// etcd, and what was issued in the id space of the leased servers.
+    space: IdSpace,
 }
 
 /// What the histories reached, summed over a search: each addition to the simulation must be
@@ -360,6 +457,8 @@ pub(crate) struct Reached {
     pub(crate) backups: u64,
     pub(crate) backups_in_write: u64,
     pub(crate) finding_3_windows: u64,
+    /// The leased servers' part.
+    pub(crate) etcd: EtcdReached,
 }
 
 impl Reached {
@@ -374,6 +473,7 @@ impl Reached {
         self.backups += o.backups;
         self.backups_in_write += o.backups_in_write;
         self.finding_3_windows += o.finding_3_windows;
+        self.etcd.add(&o.etcd);
     }
 }
 
@@ -400,17 +500,26 @@ struct SimHost<'a> {
     temp: Option<String>,
     /// The WAL record inserted and not flushed yet, which a checkpoint flushes.
     inserted: Option<[u8; crate::lease_record::LEN]>,
+    /// The clock reading of a backend that was stopped with its server, for its next clock read;
+    /// the clock reads since (fresh ones), and whether the id issued, if any, was issued on it.
+    reading_us: Option<i64>,
+    fresh_reads: u32,
+    issued_on_reading: bool,
 }
 
 impl Clock for SimHost<'_> {
     fn now_ms(&mut self) -> i64 {
         self.now_us().div_euclid(1000)
     }
+    /// The node's clock, or, once, the reading a backend made before its server was stopped.
     fn now_us(&mut self) -> i64 {
-        *self.now_us + self.node.offset_ms * 1000
+        self.reading_us.take().unwrap_or_else(|| {
+            self.fresh_reads += 1;
+            self.node.clock_us(*self.now_us)
+        })
     }
     fn monotonic_us(&mut self) -> u64 {
-        *self.now_us as u64
+        self.node.monotonic_us(*self.now_us) as u64
     }
 }
 
@@ -435,6 +544,9 @@ impl SimHost<'_> {
             point: 0,
             temp: None,
             inserted: None,
+            reading_us: None,
+            fresh_reads: 0,
+            issued_on_reading: false,
         }
     }
 
@@ -499,7 +611,7 @@ impl MarkStore for SimHost<'_> {
 impl MarkIo for SimHost<'_> {
     fn identity(&mut self) -> Result<Identity, Error> {
         Ok(Identity {
-            machine_id: self.node.machine_id,
+            machine_id: self.node.file_machine_id(),
             layout: self.layout,
             system_identifier: self.node.disk.system_identifier,
         })
@@ -593,6 +705,12 @@ impl Processes for SimHost<'_> {
 
 impl Events for SimHost<'_> {
     fn clock_went_back(&mut self, _: i64) {}
+    /// Right after the generator's compare-and-swap: whether it issued on a reading made before
+    /// the server was stopped (no clock read since).
+    fn count_issued(&mut self, shared: &SharedState) {
+        shared.hot.issued.fetch_add(1, Relaxed);
+        self.issued_on_reading = self.fresh_reads == 0;
+    }
 }
 
 impl Settings for SimHost<'_> {
@@ -612,19 +730,33 @@ fn call_bound_us(node: &Node) -> i64 {
     (MAX_CLOCK_WAIT_MS as i64 + MAX_LEASE_MS + tick + MAX_MARK_WAIT_MS as i64 + 2 * node.write_ms as i64 + 100) * 1000
 }
 
+/// How a server stops.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// A clean stop: the claim released, the final mark written, a shutdown checkpoint.
+    Clean,
+    /// A crash: its postmaster re-initialises shared memory and starts it again.
+    CrashRestart,
+    /// Its postmaster killed (or the whole server lost in a failover).
+    Killed,
+}
+
 impl World {
-    fn new() -> World {
+    fn new(controls: Controls) -> World {
+        // 0 and 1, 3 and 4: a primary and its standby, of one system identifier.
+        let system_identifier = [1, 1, 2, 3, 3, 4];
         let node = |i: usize| Node {
-            disk: Disk { system_identifier: if i == 2 { 2 } else { 1 }, ..Disk::default() },
+            disk: Disk { system_identifier: system_identifier[i], ..Disk::default() },
             machine_id: 2 * i as i64 + 1,
             layout: 0,
             accept: String::new(),
             role: match i {
                 1 => Role::Standby { of: 0, received: 0 },
+                4 => Role::Standby { of: 3, received: 0 },
                 _ => Role::Primary,
             },
             running: None,
-            lineage: if i == 2 { 1 } else { 0 },
+            lineage: [0, 0, 1, 2, 2, 3][i],
             offset_ms: 0,
             write_ms: 0,
             fail_errno: None,
@@ -637,12 +769,20 @@ impl World {
             die_at: None,
             pid_base: 1000 * (i as i32 + 1),
             dead: vec![],
+            lease: LEASED.contains(&i).then(|| Lease::new(i)),
+            rate_permille: 0,
+            drift_us: 0,
+            rate_since_us: 0,
+            frozen_until_us: 0,
+            paused_call: None,
         };
+        let now_us = (EPOCH + 400 * DAY_MS) * 1000;
         let mut w = World {
-            now_us: (EPOCH + 400 * DAY_MS) * 1000,
+            now_us,
             nodes: (0..NODES).map(node).collect(),
-            lineages: vec![Lineage::default(), Lineage::default()],
+            lineages: vec![Lineage::default(); 4],
             reached: Reached::default(),
+            space: IdSpace::new(now_us / 1000, controls),
         };
         for i in 0..NODES {
             w.start(i);
@@ -651,7 +791,13 @@ impl World {
     }
 
     fn now_ms(&self, node: usize) -> i64 {
-        (self.now_us / 1000) + self.nodes[node].offset_ms
+        self.nodes[node].clock_us(self.now_us).div_euclid(1000)
+    }
+
+    /// etcd, at the world's real time.
+    fn etcd(&mut self) -> &mut IdSpace {
+        self.space.etcd.now_ms = self.now_us.div_euclid(1000);
+        &mut self.space
     }
 
     /// A server starts: its shared state from the mark on disk (the real `lifecycle::start`), then
@@ -666,8 +812,8 @@ impl World {
         let found: Result<Option<MarkRecord>, String> = n.disk.file.as_deref().map(mark_file::parse).transpose();
         let facts = Facts {
             layout: &l,
-            machine_id: Some(n.machine_id),
-            leased: false,
+            machine_id: Some(n.machine_id).filter(|_| n.lease.is_none()),
+            leased: n.lease.is_some(),
             system_identifier: n.disk.system_identifier,
             accepted_layout: &n.accept,
         };
@@ -677,7 +823,12 @@ impl World {
         for k in n.disk.redo_from..n.disk.wal.len() {
             let record = LeaseRecord::decode(&n.disk.wal[k]).expect("a record the simulation wrote");
             if replay_into(n, &shared, &l, &record).is_err() {
-                return; // recovery stopped: the server does not start, the WAL waits for the next start
+                // Recovery stopped: the server does not start (its postmaster exits), the WAL waits
+                // for the next start.
+                if let Some(lease) = n.lease.as_mut() {
+                    lease.server_down(false);
+                }
+                return;
             }
         }
         n.disk.redo_from = n.disk.wal.len();
@@ -691,39 +842,63 @@ impl World {
         }
         n.pid_base += 100;
         n.jump_from = None;
+        if let Some(lease) = n.lease.as_mut() {
+            lease.server_starts();
+            if n.role == Role::Primary {
+                lease.start_worker(&shared, &l, n.disk.system_identifier, &self.space.controls);
+            }
+        }
         n.running = Some(shared);
     }
 
-    fn stop(&mut self, i: usize, clean: bool) {
+    fn stop(&mut self, i: usize, how: Stop) {
+        let now_ms = self.now_ms(i);
+        self.etcd();
         let n = &mut self.nodes[i];
         let Some(shared) = n.running.take() else { return };
         n.backup = None; // a base backup of it fails
-        if clean {
+        (n.frozen_until_us, n.paused_call) = (0, None);
+        if let Some(lease) = n.lease.as_mut() {
+            // SIGTERM: the claim worker releases the id before the backends end. A crash, or a
+            // server lost, leaves the claim to its lease (a postmaster's death: see the step).
+            if how == Stop::Clean {
+                self.space.release(lease, &shared, now_ms);
+            }
+            lease.server_down(how == Stop::CrashRestart);
+        }
+        if how == Stop::Clean {
             let l = layout(n.layout);
             if let Some(ms) = lifecycle::at_clean_stop(&shared, &l) {
                 let stamped = lifecycle::stamp(&shared, &l);
-                n.disk.file = Some(mark_file::render(ms, n.machine_id, &stamped, n.disk.system_identifier));
+                n.disk.file = Some(mark_file::render(ms, n.file_machine_id(), &stamped, n.disk.system_identifier));
             }
             n.checkpoint(); // the shutdown checkpoint
         }
         n.dead.clear();
     }
 
-    /// One call of a backend; `Err` when a promise broke.
-    fn issue(&mut self, i: usize, backend: u8) -> Result<Fate, String> {
+    /// One call of a backend; `Err` when a promise broke. `paused`: the call of a backend that read
+    /// its clock before its server was stopped (see [`Node::paused_call`]).
+    fn issue(&mut self, i: usize, backend: u8, paused: Option<(i64, bool)>) -> Result<Fate, String> {
         let now_us = &mut self.now_us;
         let n = &mut self.nodes[i];
         // A server that is down takes no connection; a deposed primary never runs.
         let Some(shared) = n.running.take() else { return Ok(Fate::Lives) };
         let l = layout(n.layout);
-        let generator = Generator::new(l, n.machine_id).expect("machine ids fit every layout");
+        // A leased server's generator has machine id 0: the grant word ORs the leased one in.
+        let own = if n.lease.is_some() { 0 } else { n.machine_id };
+        let generator = Generator::new(l, own).expect("machine ids fit every layout");
         let pid = n.pid_base + backend as i32;
-        let started_us = *now_us;
+        let started_us = n.monotonic_us(*now_us);
         let bound_us = call_bound_us(n);
         let mut host = SimHost::new(now_us, n, pid, l);
+        host.reading_us = paused.map(|p| p.0);
         let result = generator.nextval(&shared, &mut host);
+        // Issued on a fresh clock reading (the one made before the stop was too late): a call as
+        // any other.
+        let paused = paused.filter(|_| host.issued_on_reading);
         let fate = host.fate;
-        let waited_us = *host.now_us - started_us;
+        let waited_us = n.monotonic_us(*now_us) - started_us;
         n.running = Some(shared);
         if waited_us > bound_us {
             return Err(format!(
@@ -734,7 +909,7 @@ impl World {
         }
         match fate {
             Fate::ServerCrashed => {
-                self.stop(i, false);
+                self.stop(i, Stop::CrashRestart);
                 return Ok(fate);
             }
             Fate::BackendDied => {
@@ -784,9 +959,17 @@ impl World {
         if let Role::Standby { of, .. } = n.role {
             return Err(format!("server {i} issued {id} while in recovery (a standby of server {of})"));
         }
+        if n.lease.is_some() {
+            self.leased_id(i, id, paused)?;
+        }
+        let n = &mut self.nodes[i];
         let line = &mut self.lineages[n.lineage];
         let at = n.layout as usize;
-        if id <= line.floor[at] {
+        // A leased server's ids are ordered on its line by its state word, the machine field
+        // aside: a claim of another id can come within the tick of the last id of the one lost
+        // (the etcd space orders each machine id's ids: see `leased_id`).
+        let state = |id: i64| if n.lease.is_some() { id & !(l.max_machine_id() << l.sequence_bits()) } else { id };
+        if state(id) <= state(line.floor[at]) {
             return Err(format!(
                 "server {i} issued {id}, not above {} issued before under the same layout ({})",
                 line.floor[at],
@@ -817,11 +1000,74 @@ impl World {
         Ok(fate)
     }
 
+    /// The promises of the etcd id space, for an id a leased server issued (see
+    /// `lifecycle_sim_etcd`).
+    fn leased_id(&mut self, i: usize, id: i64, paused: Option<(i64, bool)>) -> Result<(), String> {
+        let n = &self.nodes[i];
+        let l = layout(n.layout);
+        let lease_id = n.running.as_ref().expect("running").claim.lease_id.load(Relaxed);
+        let stepped_back = n.lease.as_ref().is_some_and(|lease| n.offset_ms < lease.published_offset_ms);
+        let machine_id = l.decode(id).expect("an id of its layout").machine_id;
+        let held = match paused {
+            Some((_, held)) => {
+                self.space.reached.ids_after_pause += 1;
+                held
+            }
+            None => stepped_back || self.etcd().held_now(machine_id, lease_id),
+        };
+        self.space.issued(i, id, &l, lease_id, held)
+    }
+
+    /// A leased server's claim worker steps (see [`Step::Claim`]).
+    fn claim(&mut self, i: usize, late_ms: i64) -> Result<(), String> {
+        let now_ms = self.now_ms(i);
+        self.etcd();
+        let n = &mut self.nodes[i];
+        if n.frozen(self.now_us) {
+            return Ok(());
+        }
+        match (n.lease.as_mut(), n.running.as_deref()) {
+            (Some(lease), Some(shared)) => self.space.step(lease, shared, now_ms, n.offset_ms, late_ms),
+            _ => Ok(()),
+        }
+    }
+
+    /// A server is stopped (see [`Step::Freeze`]): what its backend read is kept for its call.
+    fn freeze(&mut self, i: usize, ms: u32) {
+        let (now_us, reading_us) = (self.now_us, self.nodes[i].clock_us(self.now_us));
+        let n = &self.nodes[i];
+        let Some(shared) = n.running.as_deref().filter(|_| !n.frozen(now_us)) else { return };
+        let held = match (&n.lease, grant_of(shared, &layout(n.layout))) {
+            (Some(lease), Some((machine_id, _))) => {
+                let lease_id = shared.claim.lease_id.load(Relaxed);
+                n.offset_ms < lease.published_offset_ms || self.etcd().held_now(machine_id, lease_id)
+            }
+            _ => false,
+        };
+        let n = &mut self.nodes[i];
+        n.frozen_until_us = now_us + ms as i64 * 1000;
+        n.paused_call = Some((reading_us, held));
+    }
+
+    /// Servers whose stop ended resume: the backend that had read its clock issues on it.
+    fn thaw(&mut self) -> Result<(), String> {
+        for i in 0..NODES {
+            let n = &mut self.nodes[i];
+            if n.frozen(self.now_us) {
+                continue;
+            }
+            if let Some(paused) = n.paused_call.take() {
+                self.issue(i, 0, Some(paused))?;
+            }
+        }
+        Ok(())
+    }
+
     fn worker(&mut self, i: usize) {
         let now_ms = self.now_ms(i);
         let now_us = &mut self.now_us;
         let n = &mut self.nodes[i];
-        if n.role != Role::Primary {
+        if n.role != Role::Primary || n.frozen(*now_us) {
             return;
         }
         let Some(shared) = n.running.take() else { return };
@@ -832,7 +1078,7 @@ impl World {
         let fate = host.fate;
         n.running = Some(shared);
         match fate {
-            Fate::ServerCrashed => self.stop(i, false),
+            Fate::ServerCrashed => self.stop(i, Stop::CrashRestart),
             Fate::BackendDied => {
                 n.running.as_ref().expect("running").mark.writer.store(pid, Relaxed);
                 n.dead.push(pid);
@@ -877,11 +1123,34 @@ impl World {
         n.running = Some(shared);
     }
 
+    /// Whether `step` needs a process of a server that is stopped (SIGSTOP): it waits, and is
+    /// dropped from the history.
+    fn waits_for_frozen(&self, step: Step) -> bool {
+        let node = match step {
+            Step::Issue { node, .. }
+            | Step::Worker { node }
+            | Step::CleanStop { node }
+            | Step::Checkpoint { node }
+            | Step::Receive { node, .. }
+            | Step::Replay { node, .. }
+            | Step::Promote { node, .. }
+            | Step::Claim { node, .. }
+            | Step::WorkerRestart { node, .. } => node,
+            Step::BaseBackup { from, .. } => from,
+            _ => return false,
+        };
+        self.nodes[node].frozen(self.now_us)
+    }
+
     fn step(&mut self, step: Step) -> Result<(), String> {
+        self.thaw()?;
+        if self.waits_for_frozen(step) {
+            return Ok(());
+        }
         match step {
             Step::Issue { node, backend, count } => {
                 for _ in 0..count {
-                    if self.issue(node, backend)? != Fate::Lives {
+                    if self.issue(node, backend, None)? != Fate::Lives {
                         break;
                     }
                     self.now_us += 37;
@@ -892,14 +1161,40 @@ impl World {
             Step::SetClock { node, ms } => self.nodes[node].offset_ms += ms,
             Step::SlowWrites { node, ms } => self.nodes[node].write_ms = ms,
             Step::SetMaxClockJump { node, ms } => self.nodes[node].max_jump_ms = ms,
-            Step::CleanStop { node } => self.stop(node, true),
-            Step::Crash { node } => self.stop(node, false),
+            Step::CleanStop { node } => self.stop(node, Stop::Clean),
+            Step::Crash { node } => self.stop(node, Stop::CrashRestart),
             Step::CrashInWrite { node, at } => self.nodes[node].crash_at = Some(at),
             Step::DieInWrite { node, at } => self.nodes[node].die_at = Some(at),
             Step::Start { node } => self.start(node),
             Step::SetMachineId { node, which } if self.nodes[node].running.is_none() => {
                 self.nodes[node].machine_id = 2 * node as i64 + 1 + 100 * which as i64;
             }
+            Step::ClockRate { node, permille } => {
+                let n = &mut self.nodes[node];
+                n.drift_us = n.monotonic_us(self.now_us) - self.now_us;
+                (n.rate_permille, n.rate_since_us) = (permille as i64, self.now_us);
+            }
+            Step::Claim { node, late_ms } => self.claim(node, late_ms as i64)?,
+            Step::WorkerRestart { node, terminated } => self.restart_worker(node, terminated),
+            Step::PostmasterDeath { node } => {
+                if !self.nodes[node].frozen(self.now_us) {
+                    self.release(node);
+                }
+                self.stop(node, Stop::Killed);
+            }
+            Step::Freeze { node, ms } => self.freeze(node, ms),
+            Step::CutOff { node, cut } => {
+                if let Some(lease) = self.nodes[node].lease.as_mut() {
+                    lease.cut = cut;
+                }
+            }
+            Step::EtcdDown { down } => self.space.etcd.down = down,
+            Step::LeaderChange => self.etcd().leader_change(),
+            Step::ApplyHeld { latest } => {
+                let etcd = &mut self.etcd().etcd;
+                let _ = if latest { etcd.apply_latest_held() } else { etcd.apply_held() };
+            }
+            Step::ArmFault { fault, call, nth } => self.space.arm(fault, call, nth),
             Step::SetLayout { node, which } if self.nodes[node].running.is_none() => self.nodes[node].layout = which,
             Step::Accept { node } if self.nodes[node].running.is_none() => {
                 let n = &mut self.nodes[node];
@@ -925,7 +1220,113 @@ impl World {
             Step::BackupsEnd => self.backups_end(),
             _ => {}
         }
-        Ok(())
+        self.check_marks()
+    }
+
+    /// The promises of the id space between steps: the marks recorded in etcd against the grants
+    /// published on the running leased servers, and every grant in effect (its server's clock
+    /// before its deadline: its backends may issue under it now) held by etcd, but on a clock
+    /// stepped back since it was published (see `lifecycle_sim_etcd`). A server stopped (SIGSTOP)
+    /// issues nothing until it resumes.
+    fn check_marks(&mut self) -> Result<(), String> {
+        let mut grants = vec![];
+        for i in LEASED {
+            let n = &self.nodes[i];
+            let (Some(shared), Some(lease)) = (n.running.as_deref(), &n.lease) else { continue };
+            let l = layout(n.layout);
+            let Some((id, deadline)) = grant_of(shared, &l) else { continue };
+            grants.push((i, id, deadline));
+            let word = shared.hot.grant.load(Relaxed);
+            let now_tick = l.tick_of_mark(self.now_ms(i));
+            let in_effect = crate::state::grant::in_effect(word, l.machine_bits(), now_tick).is_some();
+            if in_effect && !n.frozen(self.now_us) && n.offset_ms >= lease.published_offset_ms {
+                let lease_id = shared.claim.lease_id.load(Relaxed);
+                if !self.etcd().held_now(id, lease_id) {
+                    return Err(format!(
+                        "server {i}'s grant of machine id {id} is in effect (its clock {} before its deadline {deadline}), and etcd no longer holds its claim (lease {lease_id:x})",
+                        self.now_ms(i)
+                    ));
+                }
+            }
+        }
+        self.space.check_marks(&grants)
+    }
+
+    /// The end of a history: everything that kept the leased servers from etcd ends (etcd is up,
+    /// no server is cut off or stopped, no fault is armed, every request held on the way arrives),
+    /// and their claim workers step every 100 ms for two TTLs and more (an earlier run's claim
+    /// left in etcd expires within a TTL and etcd's lateness, and a claim backs off a TTL at most).
+    /// Then every running leased primary of the space's layout holds a machine id of its own
+    /// (liveness), and issues ids again under every promise.
+    fn settle(&mut self) -> Result<(), String> {
+        for n in &mut self.nodes {
+            n.frozen_until_us = 0;
+            if let Some(lease) = n.lease.as_mut() {
+                lease.cut = false;
+            }
+        }
+        self.thaw()?;
+        self.etcd().heal();
+        self.check_marks()?;
+        let settle_ms = 2 * TTL_S * 1000 + 3_000;
+        let end = self.now_us + settle_ms * 1000;
+        while self.now_us < end {
+            self.now_us += 200_000;
+            for i in LEASED {
+                self.claim(i, 250)?;
+            }
+            self.check_marks()?;
+        }
+        let mut holders = std::collections::BTreeMap::new();
+        for i in LEASED {
+            let n = &self.nodes[i];
+            let l = layout(n.layout);
+            let Some(shared) = n.running.as_deref().filter(|_| n.role == Role::Primary && self.space.fits(&l)) else {
+                continue;
+            };
+            let Some((id, _)) = grant_of(shared, &l) else {
+                return Err(format!(
+                    "server {i} holds no machine id {settle_ms} ms after etcd was reachable again: {:?}",
+                    shared.claim.error()
+                ));
+            };
+            if let Some(other) = holders.insert(id, i) {
+                return Err(format!("servers {other} and {i} both hold machine id {id}"));
+            }
+            self.space.reached.held_after_settling += 1;
+        }
+        for i in LEASED {
+            for _ in 0..3 {
+                if self.issue(i, 0, None)? != Fate::Lives {
+                    break;
+                }
+            }
+        }
+        self.check_marks()
+    }
+
+    /// A leased server's claim worker releases its id (at its clock now), if it runs.
+    fn release(&mut self, i: usize) {
+        let now_ms = self.now_ms(i);
+        self.etcd();
+        let n = &mut self.nodes[i];
+        if let (Some(lease), Some(shared)) = (n.lease.as_mut(), n.running.as_deref()) {
+            self.space.release(lease, shared, now_ms);
+        }
+    }
+
+    /// A leased server's claim worker ends and another starts (see [`Step::WorkerRestart`]).
+    fn restart_worker(&mut self, i: usize, terminated: bool) {
+        if terminated {
+            self.release(i);
+        }
+        let n = &mut self.nodes[i];
+        let l = layout(n.layout);
+        if let (Some(lease), Some(shared)) = (n.lease.as_mut(), n.running.as_deref()) {
+            if lease.claimer.is_some() {
+                lease.start_worker(shared, &l, n.disk.system_identifier, &self.space.controls);
+            }
+        }
     }
 
     /// Failover: the standby receives what it still can (all its primary flushed; lagging, all
@@ -952,9 +1353,17 @@ impl World {
         if self.nodes[i].running.is_none() {
             return; // its recovery stopped: it cannot be promoted
         }
-        self.stop(of, false);
+        self.stop(of, Stop::Killed);
         self.nodes[of].role = Role::Deposed;
         self.nodes[i].role = Role::Primary;
+        // A leased standby's claim worker starts at the end of recovery: it claims as a starting
+        // server does (its postmaster the same).
+        let n = &mut self.nodes[i];
+        let l = layout(n.layout);
+        if let (Some(lease), Some(shared)) = (n.lease.as_mut(), n.running.as_deref()) {
+            lease.becomes = Some(Becomes::Promoted);
+            lease.start_worker(shared, &l, n.disk.system_identifier, &self.space.controls);
+        }
         let line = self.nodes[of].lineage;
         if lag.is_none() {
             self.nodes[i].lineage = line;
@@ -985,6 +1394,9 @@ impl World {
         };
         self.nodes[i].disk = self.nodes[p].disk.clone();
         self.nodes[i].role = Role::Standby { of: p, received: self.nodes[p].disk.wal.len() };
+        if let Some(lease) = self.nodes[i].lease.as_mut() {
+            lease.replaced(None);
+        }
     }
 
     /// A stopped server that nobody follows gets a copy of a primary's data directory (running or
@@ -997,6 +1409,16 @@ impl World {
         self.lineages.push(Lineage::fork(&self.lineages, self.nodes[from].lineage));
         self.nodes[to].lineage = self.lineages.len() - 1;
         self.nodes[to].role = Role::Primary;
+        self.copied(from, to);
+    }
+
+    /// `to` runs a copy of `from`'s data directory: if leased, it is a new server, which claims
+    /// on its own (its holder the copy's host and data directory, with `from`'s system identifier).
+    fn copied(&mut self, from: usize, to: usize) {
+        let of_leased = self.nodes[from].lease.is_some();
+        if let Some(lease) = self.nodes[to].lease.as_mut() {
+            lease.replaced(of_leased.then_some(Becomes::Copied));
+        }
     }
 
     /// Whether `to` can be given a copy of `from`'s data directory: it is stopped, nobody follows
@@ -1033,6 +1455,9 @@ impl World {
     /// mark write reached takes it now; one whose file no write reached copies it now.
     fn backups_end(&mut self) {
         for from in 0..NODES {
+            if self.nodes[from].frozen(self.now_us) {
+                continue; // pg_basebackup waits for pg_backup_stop()
+            }
             let Some(b) = self.nodes[from].backup.take() else { continue };
             if !self.can_copy(from, b.to) || self.nodes[from].running.is_none() {
                 continue;
@@ -1058,6 +1483,7 @@ impl World {
             to.disk = disk;
             to.lineage = self.lineages.len() - 1;
             to.role = Role::Primary;
+            self.copied(from, b.to);
             self.start(b.to);
         }
     }
@@ -1091,7 +1517,7 @@ impl crate::host::MarkFile for RedoFile<'_> {
             return Err(Error::MarkWrite { reason: format!("os error {errno}"), os_error: Some(errno) });
         }
         let n = &mut *self.0;
-        n.disk.file = Some(mark_file::render(unix_ms, n.machine_id, stamped, n.disk.system_identifier));
+        n.disk.file = Some(mark_file::render(unix_ms, n.file_machine_id(), stamped, n.disk.system_identifier));
         Ok(())
     }
 }
@@ -1101,10 +1527,46 @@ fn replay_into(n: &mut Node, shared: &SharedState, l: &Layout, record: &LeaseRec
     lifecycle::replay(shared, l, record, &mut RedoFile(n))
 }
 
-/// A random step, weighted towards issuing ids and letting time pass.
-fn random_step(rng: &mut Rng) -> Step {
-    let node = rng.below(NODES as u64) as usize;
-    match rng.below(110) {
+/// The faults a call to etcd can meet, weighted by what each does to it: an error answer to a
+/// read (the one a gateway could misread), a write applied late or without an answer, a renewal
+/// held, a revocation lost, an expired token anywhere.
+const FAULTS: [(Call, Fault); 16] = [
+    (Call::Range, Fault::ErrorAnswer),
+    (Call::Range, Fault::ErrorAnswer),
+    (Call::Range, Fault::ErrorAnswer),
+    (Call::Range, Fault::TokenExpired),
+    (Call::Txn, Fault::Held),
+    (Call::Txn, Fault::Held),
+    (Call::Txn, Fault::AnswerLost),
+    (Call::Txn, Fault::AnswerLost),
+    (Call::Txn, Fault::ErrorAnswer),
+    (Call::Txn, Fault::TokenExpired),
+    (Call::KeepAlive, Fault::Held),
+    (Call::KeepAlive, Fault::AnswerLost),
+    (Call::KeepAlive, Fault::ErrorAnswer),
+    (Call::Grant, Fault::AnswerLost),
+    (Call::Revoke, Fault::Held),
+    (Call::Revoke, Fault::ErrorAnswer),
+];
+
+/// A random step, weighted towards issuing ids and letting time pass. Four steps in five go to
+/// the servers in focus (`leased`: those leasing their machine id, else those set by hand), so
+/// that a server's own sequences of steps (a failed write, a promotion, a restart) come about as
+/// often as with three servers, and the steps of the leased servers' claims and of etcd are rarer
+/// when they are not.
+fn random_step(rng: &mut Rng, leased_in_focus: bool) -> Step {
+    let third = rng.below(3) as usize;
+    let node = if leased_in_focus && rng.below(7) != 0 { LEASED.start + third } else { third };
+    let leased = LEASED.start + third;
+    let mut kind = rng.below(172);
+    if kind >= 110 && !leased_in_focus {
+        kind = rng.below(110);
+    } else if (55..110).contains(&kind) && leased_in_focus && rng.below(2) == 0 {
+        // Half the changes of a server's life are its start instead: servers that run most of
+        // the time, and hold their leases long enough to renew them.
+        return Step::Start { node };
+    }
+    match kind {
         0..=34 => Step::Issue { node, backend: rng.below(3) as u8, count: 1 + rng.below(40) as u16 },
         35..=44 => Step::Worker { node },
         45..=54 => Step::Pause { ms: [1, 5, 50, 400, 1_500, 12_000][rng.below(6) as usize] },
@@ -1116,7 +1578,12 @@ fn random_step(rng: &mut Rng) -> Step {
         69 => Step::DieInWrite { node, at: rng.below(5) as u8 },
         70..=76 => Step::Start { node },
         77 => Step::SetMachineId { node, which: rng.below(2) as u8 },
-        78..=79 => Step::SetLayout { node, which: rng.below(LAYOUTS as u64) as u8 },
+        // (A leased server is set back to the space's layout three times in four: of another, the
+        // space refuses it.)
+        78..=79 => {
+            let which = rng.below(LAYOUTS as u64) as u8;
+            Step::SetLayout { node, which: if LEASED.contains(&node) && rng.below(4) != 0 { 0 } else { which } }
+        }
         80..=81 => Step::Accept { node },
         82 => Step::ClearAccept { node },
         83..=84 => {
@@ -1135,44 +1602,80 @@ fn random_step(rng: &mut Rng) -> Step {
             let (checkpoint_at, file_at) = (point(), point());
             Step::BaseBackup { from, to: node, checkpoint_at, file_at }
         }
-        _ => Step::BackupsEnd,
+        107..=109 => Step::BackupsEnd,
+        // The leased servers' part: their claim workers, etcd and the network, stops.
+        110..=145 => Step::Claim { node: leased, late_ms: rng.below(500) as u16 },
+        146..=153 => {
+            let (call, fault) = FAULTS[rng.below(FAULTS.len() as u64) as usize];
+            Step::ArmFault { fault, call, nth: 1 + rng.below(2) as u8 }
+        }
+        154..=157 => Step::ApplyHeld { latest: rng.below(2) == 0 },
+        158 => Step::LeaderChange,
+        159..=161 => Step::CutOff { node: leased, cut: rng.below(10) == 0 },
+        162..=164 => Step::EtcdDown { down: rng.below(12) == 0 },
+        165..=167 => Step::Freeze { node, ms: [300, 2_000, 9_000, 25_000][rng.below(4) as usize] },
+        168..=170 => Step::WorkerRestart { node: leased, terminated: rng.below(2) == 0 },
+        _ => Step::PostmasterDeath { node },
     }
 }
 
-/// The steps of seed `seed`. Every other history runs with the clock-jump guard on from its first
-/// steps (each server's snowflake.max_clock_jump: 1 s, 3 s or 10 s), so that its refusals, and the
-/// ids after them, are explored beside the histories without it; any history may reload it.
+/// The steps of seed `seed`. Each server's clock first gets its rate (up to 3% off) and its offset
+/// (up to 5 s off). Every other history runs with the clock-jump guard on from its first steps
+/// (each server's snowflake.max_clock_jump: 1 s, 3 s or 10 s), so that its refusals, and the ids
+/// after them, are explored beside the histories without it; any history may reload it.
 pub(crate) fn history(seed: u64, steps: usize) -> Vec<Step> {
     let mut rng = Rng(seed);
     (0..steps)
         .map(|k| match k {
-            k if k < NODES && seed % 2 == 1 => {
-                Step::SetMaxClockJump { node: k, ms: [1_000, 3_000, 10_000][rng.below(3) as usize] }
+            k if k < NODES => {
+                Step::ClockRate { node: k, permille: [-30, -30, -20, -10, 0, 10, 20, 30][rng.below(8) as usize] }
             }
-            _ => random_step(&mut rng),
+            k if k < 2 * NODES => Step::SetClock { node: k - NODES, ms: rng.range(-5_000, 5_000) },
+            k if k < 3 * NODES && seed % 2 == 1 => {
+                Step::SetMaxClockJump { node: k - 2 * NODES, ms: [1_000, 3_000, 10_000][rng.below(3) as usize] }
+            }
+            _ => random_step(&mut rng, leased_in_focus(seed)),
         })
         .collect()
 }
 
-/// Runs a history: `Err((step index, what broke))` at the first broken promise.
-pub(crate) fn run(steps: &[Step]) -> Result<Reached, (usize, String)> {
-    let mut world = World::new();
+/// Whether the leased servers are in focus in the history of `seed` (see [`random_step`]): in every
+/// other pair of seeds, so that each focus has histories with the clock-jump guard and without.
+fn leased_in_focus(seed: u64) -> bool {
+    seed / 2 % 2 == 1
+}
+
+/// Runs a history, then lets it settle (see [`World::settle`]): `Err((step index, what broke))` at
+/// the first broken promise (the index after the last step: while it settled).
+pub(crate) fn run(steps: &[Step], controls: Controls) -> Result<Reached, (usize, String)> {
+    run_and(steps, controls, true)
+}
+
+/// [`run`], and lets the history settle if `settle` (a history shrunk for a promise broken within
+/// its steps need not).
+fn run_and(steps: &[Step], controls: Controls, settle: bool) -> Result<Reached, (usize, String)> {
+    let mut world = World::new(controls);
     for (at, step) in steps.iter().enumerate() {
         world.step(*step).map_err(|e| (at, e))?;
     }
+    if settle {
+        world.settle().map_err(|e| (steps.len(), format!("once the history settled: {e}")))?;
+    }
+    world.space.count_faults();
+    world.reached.etcd = world.space.reached;
     Ok(world.reached)
 }
 
-/// The shortest history found that still breaks a promise: chunks, then single steps, removed
-/// while it still fails.
-pub(crate) fn shrink(mut steps: Vec<Step>) -> Vec<Step> {
+/// The shortest history found that still breaks a promise (once settled, if `settle`): chunks,
+/// then single steps, removed while it still fails.
+pub(crate) fn shrink(mut steps: Vec<Step>, controls: Controls, settle: bool) -> Vec<Step> {
     let mut chunk = steps.len() / 2;
     while chunk >= 1 {
         let mut at = 0;
         while at < steps.len() {
             let mut shorter = steps.clone();
             shorter.drain(at..(at + chunk).min(steps.len()));
-            if run(&shorter).is_err() {
+            if run_and(&shorter, controls, settle).is_err() {
                 steps = shorter;
             } else {
                 at += chunk;
@@ -1187,21 +1690,30 @@ fn env(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// Runs `runs` histories from `seed` on: the steps run and what they reached until the first
-/// that fails, and its report, with its shortest history.
-pub(crate) fn search(seed: u64, runs: u64, steps: usize) -> (u64, Reached, Option<String>) {
+/// Runs `runs` histories from `seed` on (of those whose focus is `focus`, if given: see
+/// [`random_step`]): the steps run and what they reached until the first that fails, and its
+/// report, with its shortest history.
+pub(crate) fn search(
+    seed: u64,
+    runs: u64,
+    steps: usize,
+    controls: Controls,
+    focus: Option<bool>,
+) -> (u64, Reached, Option<String>) {
     let (mut done, mut reached) = (0, Reached::default());
-    for s in seed..seed + runs {
+    for s in (seed..seed + runs).filter(|&s| focus.is_none_or(|leased| leased_in_focus(s) == leased)) {
         let h = history(s, steps);
-        match run(&h) {
+        match run(&h, controls) {
             Ok(r) => {
                 done += steps as u64;
                 reached.add(&r);
             }
             Err((at, what)) => {
-                done += at as u64 + 1;
-                let short = shrink(h[..=at].to_vec());
-                let (_, short_what) = run(&short).expect_err("a shrunk history still fails");
+                let end = (at + 1).min(h.len());
+                done += end as u64;
+                let settle = at == h.len();
+                let short = shrink(h[..end].to_vec(), controls, settle);
+                let (_, short_what) = run_and(&short, controls, settle).expect_err("a shrunk history still fails");
                 let mut report = format!(
                     "lifecycle simulation: seed {s} broke a promise at step {at}: {what}\nshortest history found ({} steps), which ends: {short_what}\n",
                     short.len()
@@ -1223,16 +1735,16 @@ pub(crate) fn search(seed: u64, runs: u64, steps: usize) -> (u64, Reached, Optio
 #[test]
 fn lifecycle_sim() {
     let (seed, runs, steps) = (env("SIM_SEED", 1), env("SIM_RUNS", 200), env("SIM_STEPS", 1_000) as usize);
-    let (done, reached, failure) = search(seed, runs, steps);
+    let (done, reached, failure) = search(seed, runs, steps, Controls::ALL_ON, None);
     if let Some(report) = failure {
         panic!("{report}");
     }
     assert_eq!(done, runs * steps as u64);
-    println!("{runs} histories of {steps} steps: {reached:?}");
+    println!("{runs} histories of {steps} steps: {reached:#?}");
     // The histories of a CI run must reach what they are for: ids, refusals, a standby's
     // refusals, the clock-jump guard's refusals and ids after them, a standby promoted while it
     // lagged behind ids of its primary, base backups in the middle of a mark write (finding 3's
-    // window among them).
+    // window among them), and every part of the leased servers' (see `EtcdReached`).
     let r = reached;
     assert!(
         runs < 200
@@ -1245,6 +1757,9 @@ fn lifecycle_sim() {
                 && r.finding_3_windows > 0),
         "the histories reached only {r:?}"
     );
+    if let (true, Err(what)) = (runs >= 200, r.etcd.all_reached()) {
+        panic!("the histories reached no {what}: {:?}", r.etcd);
+    }
 }
 
 /// Issue 42's finding 1, as its review found it: a standby's mark write fails while it replays a
@@ -1265,10 +1780,10 @@ fn a_failed_replay_write_never_lets_a_promoted_standby_go_below() {
         Step::Promote { node: 1, lag: None },
         Step::Issue { node: 1, backend: 0, count: 20 },
     ];
-    let ids = run(&history).expect("no promise broken").ids;
+    let ids = run(&history, Controls::ALL_ON).expect("no promise broken").ids;
     assert!(ids >= 40, "both servers issued ({ids} ids)");
     OFF.with(|o| o.set(Some(Off::ReplayWriteChecked)));
-    let broken = run(&history);
+    let broken = run(&history, Controls::ALL_ON);
     OFF.with(|o| o.set(None));
     let (_, what) = broken.expect_err("with the failed write only warned about, ids go below");
     assert!(what.contains("not above"), "{what}");
@@ -1295,13 +1810,13 @@ fn a_base_backup_never_misses_a_lease() {
         Step::BackupsEnd,
         Step::Issue { node: 2, backend: 1, count: 18 },
     ];
-    let result = run(&history);
+    let result = run(&history, Controls::ALL_ON);
     if let Err((at, what)) = result {
         panic!("step {at}: {what}");
     }
     use crate::lifecycle::{Off, OFF};
     OFF.with(|o| o.set(Some(Off::FileFirst)));
-    let broken = run(&history);
+    let broken = run(&history, Controls::ALL_ON);
     OFF.with(|o| o.set(None));
     let (_, what) = broken.expect_err("with the record first, the copy misses the lease");
     assert!(what.contains("not above"), "{what}");
@@ -1312,11 +1827,60 @@ fn a_base_backup_never_misses_a_lease() {
 #[test]
 fn lifecycle_sim_finds_each_mechanism_switched_off() {
     use crate::lifecycle::{Off, OFF};
-    for what in [Off::RefusalKept, Off::ReplayedLayout, Off::ReplayWriteChecked, Off::ReplayAcceptance] {
+    for what in [Off::RefusalKept, Off::ReplayedLayout, Off::ReplayWriteChecked, Off::ReplayAcceptance, Off::StartGrant]
+    {
         OFF.with(|o| o.set(Some(what)));
-        let (done, _, failure) = search(1, 200, 1_000);
+        let t = std::time::Instant::now();
+        let (done, _, failure) = search(1, 400, 1_000, Controls::ALL_ON, Some(what == Off::StartGrant));
         OFF.with(|o| o.set(None));
         let report = failure.unwrap_or_else(|| panic!("{what:?} off: {done} steps broke no promise"));
-        println!("{what:?} off: found after {done} steps\n{report}");
+        println!("{what:?} off: found after {done} steps in {:?}\n{report}", t.elapsed());
     }
+}
+
+/// The negative controls of the leased servers' mechanisms: each of the claim protocol's switched
+/// off, and a gateway that misreads etcd's error answers; the simulation must break a promise
+/// within the steps a CI run does.
+#[test]
+fn lifecycle_sim_finds_each_claim_mechanism_switched_off() {
+    let on = Switches::ALL_ON;
+    for (what, controls) in [
+        ("the deadline", Controls { switches: Switches { deadline: false, ..on }, ..Controls::ALL_ON }),
+        ("the margin", Controls { switches: Switches { margin: false, ..on }, ..Controls::ALL_ON }),
+        ("the recorded mark", Controls { switches: Switches { recorded_mark: false, ..on }, ..Controls::ALL_ON }),
+        ("the mark's revision", Controls { switches: Switches { mark_revision: false, ..on }, ..Controls::ALL_ON }),
+        ("the space's layout", Controls { switches: Switches { space_layout: false, ..on }, ..Controls::ALL_ON }),
+        ("errors read as errors", Controls { misread_errors: true, ..Controls::ALL_ON }),
+    ] {
+        let t = std::time::Instant::now();
+        let (done, _, failure) = search(1, 200, 1_000, controls, Some(true));
+        let report = failure.unwrap_or_else(|| panic!("{what} off: {done} steps broke no promise"));
+        println!("{what} off: found after {done} steps in {:?}\n{report}", t.elapsed());
+    }
+}
+
+/// The negative control of "errors read as errors", as a short history: a leased server stops
+/// cleanly (its final mark at its last id), a leased standby whose clock is 5 s behind is
+/// promoted and claims the id it held; the read of the id's mark meets an error answer (a leader
+/// change). Read as an error, the claim fails and is made again; misread as no mark, as 0.2.0's
+/// gateway read etcd 3.6's error form, the new holder takes nothing as used and issues below the
+/// ids of the machine id before it.
+#[test]
+fn an_error_answer_is_never_read_as_no_mark() {
+    let history = [
+        Step::Claim { node: 5, late_ms: 0 },
+        Step::Issue { node: 5, backend: 0, count: 20 },
+        Step::CleanStop { node: 5 },
+        Step::SetClock { node: 4, ms: -5_000 },
+        Step::Promote { node: 4, lag: None },
+        Step::ArmFault { fault: Fault::ErrorAnswer, call: Call::Range, nth: 2 },
+        Step::Claim { node: 4, late_ms: 0 },
+        Step::Issue { node: 4, backend: 0, count: 20 },
+    ];
+    let reached = run(&history, Controls::ALL_ON).unwrap_or_else(|(at, what)| panic!("step {at}: {what}"));
+    assert_eq!((reached.etcd.error_answers, reached.etcd.leased_promotions), (1, 1));
+    let misread = run(&history, Controls { misread_errors: true, ..Controls::ALL_ON });
+    let (at, what) = misread.expect_err("misread as no mark, the new holder goes below");
+    assert_eq!(at, 6, "{what}");
+    assert!(what.contains("can issue again up to"), "{what}");
 }
