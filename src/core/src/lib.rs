@@ -42,9 +42,6 @@ mod etcd_model;
 pub mod fixed_layout;
 pub mod generator;
 pub mod host;
-/// The id-space simulation (tests only): servers racing for the machine ids of one etcd space.
-#[cfg(test)]
-mod id_space_sim;
 pub mod json_form;
 pub mod key_file;
 pub mod layout;

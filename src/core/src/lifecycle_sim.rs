@@ -73,7 +73,7 @@ pub(crate) fn layout(i: u8) -> Layout {
 }
 const LAYOUTS: u8 = 5;
 
-/// splitmix64: small, fast and the same everywhere (the id-space simulation draws from it too).
+/// splitmix64: small, fast and the same everywhere.
 pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
     pub(crate) fn next(&mut self) -> u64 {
