@@ -55,6 +55,12 @@ mod lifecycle_sim;
 /// the promises of the id space.
 #[cfg(test)]
 mod lifecycle_sim_etcd;
+/// Lines of history of the lifecycle simulation (tests only), and the promise each keeps.
+#[cfg(test)]
+mod lifecycle_sim_lines;
+/// A server of the lifecycle simulation (tests only): its data directory, clocks and host.
+#[cfg(test)]
+mod lifecycle_sim_node;
 pub mod machine_source;
 pub mod mark_file;
 pub mod mark_write;
