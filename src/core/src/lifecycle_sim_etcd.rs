@@ -1,27 +1,37 @@
 //! The etcd part of the lifecycle simulation (tests only): a leased server's side of the claim
 //! protocol as the shell's worker runs it (`claim::Claimer`: `step` at the server's clock, `release`
 //! at a clean stop or when the postmaster is gone, `resume` when the worker starts again), over the
-//! model of etcd (`etcd_model`) with the faults a real etcd and network add to its calls, and the
-//! promises of the id space, checked at every id and after every step of the world.
+//! model of etcd (`etcd_model`) with the faults a real etcd and network add to its calls (armed for
+//! the nth call of a kind, of any server), and the promises of the id space, checked at every id,
+//! at every claim and after every step of the world.
 //!
 //! The promises of the space (one etcd prefix, whose machine ids the protocol hands out):
 //! - no id is issued twice in it, whichever servers issued them;
-//! - every id of it reads, under the space's layout (its first claim's), as the machine id and the
-//!   time it was issued under: ids of another layout could equal its ids;
+//! - every server holding a machine id of it is of the space's layout (its first claim's), and
+//!   every id of it reads, under that layout, as the machine id and the time it was issued under:
+//!   ids of another layout could equal its ids;
 //! - per machine id, every id issued under a claim (one lease of one server) is above every id
 //!   issued under an earlier claim of that id, and below every id of a later one, whenever each
-//!   was issued: a server paused past its lease, or whose clock was stepped back, may issue late,
+//!   was issued: a server stopped past its lease, or whose clock was stepped back, may issue late,
 //!   but only below what its successor issues (the mark it recorded covers them);
-//! - a server issues under a machine id only under a claim of its own, and, but for a clock
-//!   stepped back since its grant was published, only while etcd holds that claim for its lease
-//!   at the moment its clock was read (the local deadline comes before etcd can expire the lease:
-//!   a clock stepped back moves the deadline later in real time, which the mark still covers);
+//! - every claim leaves its server unable to issue again an id issued under that machine id
+//!   before, whatever its clock reads: its state word at or above them (the recorded mark taken as
+//!   used). The promise above, for every clock rather than the clocks a history drew;
+//! - a server issues under a machine id only under a claim of its own; whenever its grant is in
+//!   effect (its clock before the deadline: its backends may issue under it), and when it issues,
+//!   etcd holds that claim for its lease; but on a clock stepped back since the grant was
+//!   published, which moves the local deadline later in real time (the mark still covers its ids);
+//!   a backend that read its clock before its server was stopped is held to the moment it read it;
 //! - the mark recorded in etcd for a machine id is never below the deadline of a grant of it
 //!   published on any running server, nor below the tick of any id issued under it.
 //!
+//! Liveness, once a history settles, is the world's (`World::settle`).
+//!
 //! The ids of servers whose machine id is set by hand are no part of the space: an operator gives
-//! those (the world reuses them across lines of history, as a copy given a retired server's
-//! setting does), and the world checks them by their lines of history only.
+//! those (the world gives a copy a retired server's machine id, as an operator may), and the world
+//! holds them to their lines of history only. Checking them against the space's ids would find
+//! equal ids that no deployment makes: an id space and machine ids set by hand serve different
+//! tables.
 
 use crate::claim::{
     ClaimError, Claimer, Etcd, Guard, Holder, Kv, MarkRecord, Put, Space, SpaceLayout, Step, Switches, Txn,
