@@ -67,8 +67,9 @@
 //! breaks it. (With the WAL record written before the file, as it was, the search failed first at
 //! seed 2069; `a_base_backup_never_misses_a_lease` replays a short history of it. The leased
 //! servers found two bugs of the claim protocol, fixed: a back-off stretched by a clock stepped
-//! back, seed 45; a claim's mark below the ids of a clock stepped back behind the server's last
-//! id, seed 17; `claim_tests.rs` replays each.)
+//! back, and a claim's mark below the ids of a server whose clock was stepped back behind its last
+//! id; with either fix undone, the search fails at seed 11 and at seed 63; `claim_tests.rs`
+//! replays each.)
 
 use crate::claim::Switches;
 use crate::error::Error;
