@@ -346,8 +346,10 @@ pub struct Claimer {
     pub layout: Layout,
     pub switches: Switches,
     held: Option<Held>,
-    /// Claims that failed in a row (for the back-off), and when the next may be tried.
+    /// Claims that failed in a row (for the back-off), when the last failed and when the next may
+    /// be tried, by the wall clock.
     failures: u32,
+    failed_ms: i64,
     next_try_ms: i64,
     /// Leases of failed claims that could not be revoked then (see [`Claimer::give_back`]).
     orphans: Vec<i64>,
@@ -355,7 +357,17 @@ pub struct Claimer {
 
 impl Claimer {
     pub fn new(space: Space, me: Holder, layout: Layout, switches: Switches) -> Claimer {
-        Claimer { space, me, layout, switches, held: None, failures: 0, next_try_ms: i64::MIN, orphans: vec![] }
+        Claimer {
+            space,
+            me,
+            layout,
+            switches,
+            held: None,
+            failures: 0,
+            failed_ms: i64::MIN,
+            next_try_ms: i64::MIN,
+            orphans: vec![],
+        }
     }
 
     pub fn held(&self) -> Option<&Held> {
@@ -393,10 +405,12 @@ impl Claimer {
     /// Does what is due at wall-clock `now_ms`: claims an id when none is held (not before the
     /// back-off after a failed claim ends), renews the lease when a renewal is due. Errors are
     /// recorded in the status and returned (the caller logs them and steps again later); a lost
-    /// lease takes the grant away at once.
+    /// lease takes the grant away at once. A clock behind the last failed claim (stepped back)
+    /// ends the back-off, as a clock behind the last renewal sent renews at once: a back-off
+    /// measured by a clock stepped back an hour would hold no id for an hour.
     pub fn step(&mut self, etcd: &mut impl Etcd, shared: &SharedState, now_ms: i64) -> Result<Step, ClaimError> {
         let result = match &self.held {
-            _ if now_ms < self.next_try_ms => Ok(Step::Idle),
+            _ if (self.failed_ms..self.next_try_ms).contains(&now_ms) => Ok(Step::Idle),
             None => self.claim(etcd, shared, now_ms).map(|(h, notes)| Step::Claimed(h, notes)),
             Some(h) if now_ms - h.sent_ms >= self.space.renew_every_ms() || now_ms < h.sent_ms => {
                 self.renew(etcd, shared, now_ms).map(Step::Renewed)
@@ -417,11 +431,13 @@ impl Claimer {
                 }
                 if self.held.is_some() {
                     status.renewal_failures.fetch_add(1, Relaxed);
+                    self.failed_ms = now_ms;
                     self.next_try_ms = now_ms + self.space.renew_retry_ms();
                 } else if matches!(e, ClaimError::Lost { .. }) {
                     self.next_try_ms = i64::MIN;
                 } else if !matches!(e, ClaimError::Raced { .. } | ClaimError::Lost { .. }) {
                     // A lost lease and a lost race claim again at once; anything else backs off.
+                    self.failed_ms = now_ms;
                     self.next_try_ms = now_ms + self.space.retry_ms(self.failures);
                     self.failures = self.failures.saturating_add(1);
                 }
@@ -500,7 +516,11 @@ impl Claimer {
         let old_mark_ms = recorded.map_or(-1, |r| r.mark_ms);
         let deadline_ms = space.deadline_ms(sent_ms, self.switches);
         let mut held = Held { id, lease, sent_ms, deadline_ms, mark_ms: old_mark_ms, mark_rev };
-        match self.record_mark(etcd, &mut held, old_mark_ms.max(deadline_ms)) {
+        // The mark covers the deadline, and the tick this server last issued on: a clock stepped
+        // back behind it leaves the generator issuing on that tick (never below its last id), past
+        // the deadline by the clock, under whichever id it holds now.
+        let last_ms = shared.last_issued_ms(&self.layout).unwrap_or(-1);
+        match self.record_mark(etcd, &mut held, old_mark_ms.max(deadline_ms).max(last_ms)) {
             Ok(true) => {}
             Ok(false) => {
                 let lost = ClaimError::Lost { id, why: "the claim key changed while it was being taken".into() };

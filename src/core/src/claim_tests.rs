@@ -491,3 +491,66 @@ impl Etcd for CutAfter<'_> {
         self.client().txn(guards, puts)
     }
 }
+
+#[test]
+fn a_clock_stepped_back_does_not_stretch_the_back_off() {
+    // Found by the lifecycle simulation (seed 45 of its first form, in six steps; in its form
+    // since, with this fix undone, seed 11 in three): a claim fails (etcd
+    // down), the server's clock is stepped back an hour, etcd comes back. The back-off's end was
+    // by the clock before the step, so the next claim waited for the clock to come back there: an
+    // hour without a machine id, not a second. A clock behind the failure ends the back-off, as a
+    // clock behind the last renewal sent renews at once.
+    let start = EPOCH + 7_200_000;
+    let mut etcd = EtcdModel::at(start);
+    let a = server();
+    let mut ca = claimer(1, 4);
+    let e = ca.step(&mut etcd.client(true), &a, start).unwrap_err();
+    assert!(matches!(e, ClaimError::Unreachable(_)), "{e:?}");
+    assert_eq!(ca.next_due_ms(), start + 1_000);
+    assert_eq!(ca.step(&mut etcd.client(false), &a, start + 500), Ok(Step::Idle), "backing off a second");
+    etcd.now_ms += 1_000;
+    let stepped_back = start + 1_000 - 3_600_000;
+    let Ok(Step::Claimed(h, _)) = ca.step(&mut etcd.client(false), &a, stepped_back) else { panic!() };
+    assert_eq!(h.id, 0);
+    assert!(issue(&a, 4, stepped_back + 1).is_ok());
+}
+
+#[test]
+fn a_claim_records_a_mark_above_the_ids_of_a_clock_stepped_back() {
+    // Found by the lifecycle simulation (seed 17 of its first form, in four steps; in its form
+    // since, with this fix undone, seed 63 in sixteen): a server whose clock was
+    // stepped back behind its own last id issues on that id's tick while its sequence lasts
+    // (the generator never issues below its last id). Having lost its lease meanwhile, and its id
+    // to another server, it claims another id, whose mark it recorded as its deadline by the
+    // clock: below the ids it then issued under it. A later holder of that id whose clock was
+    // behind as well issued them again (C below: its first id was A's sequence 0 on that tick, its
+    // second A's very id). The claim now records the tick this server last issued on too.
+    const T0: i64 = EPOCH + 10_000_000;
+    let mut etcd = EtcdModel::at(T0 + 100_000);
+    let (a, b, c) = (server(), server(), server());
+    let mut ca = claimer(1, 4);
+    ca.step(&mut etcd.client(false), &a, T0 + 100_000).unwrap();
+    issue(&a, 4, T0 + 100_001).unwrap();
+    // A is starved past its lease; B takes its id.
+    etcd.now_ms += 12_000;
+    let mut cb = claimer(2, 4);
+    let Ok(Step::Claimed(h, _)) = cb.step(&mut etcd.client(false), &b, T0 + 112_000) else { panic!() };
+    assert_eq!(h.id, 0);
+    // A's clock is stepped back an hour: it learns its lease is gone, and claims id 1.
+    let back = T0 + 112_000 - 3_600_000;
+    let Err(ClaimError::Lost { .. }) = ca.step(&mut etcd.client(false), &a, back) else { panic!() };
+    let Ok(Step::Claimed(h, _)) = ca.step(&mut etcd.client(false), &a, back + 1) else { panic!() };
+    assert_eq!(h.id, 1);
+    let by_a = issue(&a, 4, back + 2).expect("on its last id's tick, its sequence not used up");
+    assert_eq!(layout(4).decode(by_a).unwrap().unix_ms, T0 + 100_001);
+    let m: MarkRecord = serde_json::from_str(etcd.value("/pg_snowflake/test/mark/1").unwrap()).unwrap();
+    assert!(m.mark_ms >= T0 + 100_001, "the mark of id 1 ({}) covers A's ids under it", m.mark_ms);
+    // A crashes; C, its clock 14 s behind, holds id 1 once A's lease is gone: above A's ids.
+    etcd.now_ms += 2_000;
+    let Ok(Step::Renewed(_)) = cb.step(&mut etcd.client(false), &b, T0 + 114_000) else { panic!() };
+    etcd.now_ms += 2_000;
+    let Ok(Step::Claimed(h, _)) = claimer(3, 4).step(&mut etcd.client(false), &c, T0 + 100_000) else { panic!() };
+    assert_eq!(h.id, 1);
+    let by_c = (1..=3_000).find_map(|ms| issue(&c, 4, T0 + 100_000 + ms).ok()).expect("C issues");
+    assert!(by_c > by_a, "{by_c} > {by_a}");
+}

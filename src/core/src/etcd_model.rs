@@ -8,6 +8,8 @@
 //! and applied later (its client gave up: [`EtcdModel::apply_held`]), a leader change (every
 //! lease's expiry pushed out by its TTL, as a new leader does), and an expired auth token (the
 //! gateway authenticates again and repeats the call: applied once).
+//!
+//! And, for a negative control, a gateway that misreads errors ([`EtcdModel::misread_errors`]).
 
 use crate::claim::{Etcd, Guard, Kv, Put, Txn};
 use std::collections::BTreeMap;
@@ -56,6 +58,10 @@ pub(crate) struct EtcdModel {
     held: Vec<Request>,
     /// Calls answered with an error, answers lost, requests held and applied late, tokens renewed.
     pub faults_done: [u64; 4],
+    /// The negative control of "errors read as errors": an error answer to a read comes back as
+    /// an empty answer (a range finds no key, a keepalive finds no lease), as 0.2.0's gateway read
+    /// etcd 3.6's error form (an HTTP 503 whose body has a `code` and no `error` key).
+    pub misread_errors: bool,
 }
 
 impl EtcdModel {
@@ -92,6 +98,11 @@ impl EtcdModel {
         self.kv.get(key).map(|(v, _, _)| v.as_str())
     }
 
+    /// The value of `key` and the revision of its last change.
+    pub fn value_at(&self, key: &str) -> Option<(&str, i64)> {
+        self.kv.get(key).map(|(v, _, r)| (v.as_str(), *r))
+    }
+
     /// A new leader: every lease lives a whole TTL from now at least (etcd's lease promotion).
     pub fn leader_change(&mut self) {
         let now = self.now_ms;
@@ -107,10 +118,20 @@ impl EtcdModel {
 
     /// Applies the oldest request held on the way, now (its client gave up long ago).
     pub fn apply_held(&mut self) -> bool {
-        if self.held.is_empty() {
+        self.apply_held_at(0)
+    }
+
+    /// Applies the latest request held on the way, now: requests held on the way arrive in any
+    /// order.
+    pub fn apply_latest_held(&mut self) -> bool {
+        self.apply_held_at(self.held.len().saturating_sub(1))
+    }
+
+    fn apply_held_at(&mut self, at: usize) -> bool {
+        if at >= self.held.len() {
             return false;
         }
-        let request = self.held.remove(0);
+        let request = self.held.remove(at);
         self.expire();
         self.faults_done[2] += 1;
         match request {
@@ -185,8 +206,14 @@ impl Client<'_> {
     }
 
     /// Runs `apply` under the fault met, as a real etcd and network would: `held` is the request
-    /// as it is held on the way.
-    fn call<T>(&mut self, held: Request, apply: impl FnOnce(&mut EtcdModel) -> Result<T, String>) -> Result<T, String> {
+    /// as it is held on the way, `misread` what a gateway that misreads errors makes of an error
+    /// answer (reads only: see [`EtcdModel::misread_errors`]).
+    fn call<T>(
+        &mut self,
+        held: Request,
+        misread: Option<T>,
+        apply: impl FnOnce(&mut EtcdModel) -> Result<T, String>,
+    ) -> Result<T, String> {
         let (e, fault) = self.reach()?;
         match fault {
             None => apply(e),
@@ -196,7 +223,10 @@ impl Client<'_> {
             }
             Some(Fault::ErrorAnswer) => {
                 e.faults_done[0] += 1;
-                Err("etcd at http://model:2379: HTTP 503: etcdserver: leader changed (code 14)".into())
+                match misread.filter(|_| e.misread_errors) {
+                    Some(empty) => Ok(empty),
+                    None => Err("etcd at http://model:2379: HTTP 503: etcdserver: leader changed (code 14)".into()),
+                }
             }
             Some(Fault::AnswerLost) => {
                 e.faults_done[1] += 1;
@@ -214,7 +244,7 @@ impl Client<'_> {
 impl Etcd for Client<'_> {
     fn grant(&mut self, ttl_s: i64) -> Result<i64, String> {
         // (A grant held on the way makes a lease nobody knows, which expires: nothing to model.)
-        self.call(Request::KeepAlive(0), |e| {
+        self.call(Request::KeepAlive(0), None, |e| {
             e.next_lease += 1;
             let at = e.now_ms + ttl_s * 1000 + e.late_ms.max(0);
             e.leases.insert(e.next_lease, (ttl_s * 1000, at));
@@ -223,18 +253,18 @@ impl Etcd for Client<'_> {
     }
 
     fn keep_alive(&mut self, lease: i64) -> Result<i64, String> {
-        self.call(Request::KeepAlive(lease), |e| Ok(e.keep_alive_now(lease)))
+        self.call(Request::KeepAlive(lease), Some(0), |e| Ok(e.keep_alive_now(lease)))
     }
 
     fn revoke(&mut self, lease: i64) -> Result<(), String> {
-        self.call(Request::Revoke(lease), |e| {
+        self.call(Request::Revoke(lease), None, |e| {
             e.drop_lease(lease);
             Ok(())
         })
     }
 
     fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String> {
-        self.call(Request::KeepAlive(0), |e| {
+        self.call(Request::KeepAlive(0), Some(vec![]), |e| {
             Ok(e.kv
                 .range(prefix.to_string()..)
                 .take_while(|(k, _)| k.starts_with(prefix))
@@ -244,6 +274,6 @@ impl Etcd for Client<'_> {
     }
 
     fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
-        self.call(Request::Txn(guards.to_vec(), puts.to_vec()), |e| e.txn_now(guards, puts))
+        self.call(Request::Txn(guards.to_vec(), puts.to_vec()), None, |e| e.txn_now(guards, puts))
     }
 }

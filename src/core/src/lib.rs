@@ -27,6 +27,12 @@
 //! - [`lifecycle`]: a server's start, clean stop and replayed leases, as the core decides them;
 //! - [`mark_write`]: a mark write's steps, their order and what a failed one means;
 //! - [`generator`]: the state machine that issues ids.
+//!
+//! And for the tests only, after all of those, each using only those before it: `test_host` (a
+//! fake host), `etcd_model` (a model of etcd), and the lifecycle simulation in four:
+//! `lifecycle_sim_etcd` (leased servers' claims, etcd's faults, the id space's promises),
+//! `lifecycle_sim_node` (a server: its data directory, clocks and host), `lifecycle_sim_lines`
+//! (lines of history and their promise), `lifecycle_sim` (the world, its steps, the search).
 
 #![forbid(unsafe_code)]
 
@@ -42,18 +48,26 @@ mod etcd_model;
 pub mod fixed_layout;
 pub mod generator;
 pub mod host;
-/// The id-space simulation (tests only): servers racing for the machine ids of one etcd space.
-#[cfg(test)]
-mod id_space_sim;
 pub mod json_form;
 pub mod key_file;
 pub mod layout;
 pub mod lease;
 pub mod lease_record;
 pub mod lifecycle;
-/// The lifecycle simulation (tests only): servers' whole lives over the real core, seeded.
+/// The lifecycle simulation (tests only): servers' whole lives over the real core, seeded, their
+/// machine id set by hand or leased from a model of etcd.
 #[cfg(test)]
 mod lifecycle_sim;
+/// The etcd part of the lifecycle simulation (tests only): leased servers' claims, etcd's faults,
+/// the promises of the id space.
+#[cfg(test)]
+mod lifecycle_sim_etcd;
+/// Lines of history of the lifecycle simulation (tests only), and the promise each keeps.
+#[cfg(test)]
+mod lifecycle_sim_lines;
+/// A server of the lifecycle simulation (tests only): its data directory, clocks and host.
+#[cfg(test)]
+mod lifecycle_sim_node;
 pub mod machine_source;
 pub mod mark_file;
 pub mod mark_write;

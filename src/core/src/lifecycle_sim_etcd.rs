@@ -1,0 +1,552 @@
+//! The etcd part of the lifecycle simulation (tests only): a leased server's side of the claim
+//! protocol as the shell's worker runs it (`claim::Claimer`: `step` at the server's clock, `release`
+//! at a clean stop or when the postmaster is gone, `resume` when the worker starts again), over the
+//! model of etcd (`etcd_model`) with the faults a real etcd and network add to its calls (armed for
+//! the nth call of a kind, of any server), and the promises of the id space, checked at every id,
+//! at every claim and after every step of the world.
+//!
+//! The promises of the space (one etcd prefix, whose machine ids the protocol hands out):
+//! - no id is issued twice in it, whichever servers issued them;
+//! - every server holding a machine id of it is of the space's layout (its first claim's), and
+//!   every id of it reads, under that layout, as the machine id and the time it was issued under:
+//!   ids of another layout could equal its ids;
+//! - per machine id, every id issued under a claim (one lease of one server) is above every id
+//!   issued under an earlier claim of that id, and below every id of a later one, whenever each
+//!   was issued: a server stopped past its lease, or whose clock was stepped back, may issue late,
+//!   but only below what its successor issues (the mark it recorded covers them);
+//! - every claim leaves its server unable to issue again an id issued under that machine id
+//!   before, whatever its clock reads: its state word at or above them (the recorded mark taken as
+//!   used). The promise above, for every clock rather than the clocks a history drew;
+//! - a server issues under a machine id only under a claim of its own; whenever its grant is in
+//!   effect (its clock before the deadline: its backends may issue under it), and when it issues,
+//!   etcd holds that claim for its lease; but on a clock stepped back since the grant was
+//!   published, which moves the local deadline later in real time (the mark still covers its ids);
+//!   a backend that read its clock before its server was stopped is held to the moment it read it;
+//! - the mark recorded in etcd for a machine id is never below the deadline of a grant of it
+//!   published on any running server, nor below the tick of any id issued under it.
+//!
+//! Liveness, once a history settles, is the world's (`World::settle`).
+//!
+//! The ids of servers whose machine id is set by hand are no part of the space: an operator gives
+//! those (the world gives a copy a retired server's machine id, as an operator may), and the world
+//! holds them to their lines of history only. Checking them against the space's ids would find
+//! equal ids that no deployment makes: an id space and machine ids set by hand serve different
+//! tables.
+
+use crate::claim::{
+    ClaimError, Claimer, Etcd, Guard, Holder, Kv, MarkRecord, Put, Space, SpaceLayout, Step, Switches, Txn,
+};
+use crate::etcd_model::{EtcdModel, Fault};
+use crate::layout::Layout;
+use crate::state::{grant, SharedState};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::atomic::Ordering::Relaxed;
+
+/// The id space every leased server of the world shares.
+pub(crate) const PREFIX: &str = "/pg_snowflake/sim";
+/// Its leases' TTL: renewed every 5 s, a local deadline 12 s after a renewal is sent.
+pub(crate) const TTL_S: i64 = 15;
+
+/// The space as a server of `layout` sees it (the shell sizes it by the server's machine bits).
+pub(crate) fn space(layout: &Layout) -> Space {
+    Space { prefix: PREFIX.into(), ttl_s: TTL_S, size: 1 << layout.machine_bits() }
+}
+
+/// The mechanisms of the claim protocol and of the gateway, all on but in negative controls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Controls {
+    pub(crate) switches: Switches,
+    /// etcd's error answers to reads misread as empty answers (see `EtcdModel::misread_errors`).
+    pub(crate) misread_errors: bool,
+}
+
+impl Controls {
+    pub(crate) const ALL_ON: Controls = Controls { switches: Switches::ALL_ON, misread_errors: false };
+}
+
+/// Why a leased server's next claim is counted: it starts a server that was promoted, or a copy
+/// of a leased primary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Becomes {
+    Promoted,
+    Copied,
+}
+
+/// A leased server's side of the protocol: its worker's claimer while the worker runs (none while
+/// the server is down or in recovery: the worker starts at the end of recovery), and its runs.
+pub(crate) struct Lease {
+    pub(crate) claimer: Option<Claimer>,
+    node: usize,
+    /// The postmaster's run: the same across a crash-restart (shared memory re-initialised by the
+    /// same postmaster), a new one at every other start.
+    run: u32,
+    new_run: bool,
+    /// Cut off from etcd (a partition), whatever else reaches it.
+    pub(crate) cut: bool,
+    /// A claim was refused because an earlier run of this server still held its id, and none
+    /// succeeded since.
+    waited_own: bool,
+    pub(crate) becomes: Option<Becomes>,
+    /// The clock's offset when the grant was last published: a clock stepped back since moves
+    /// the local deadline later in real time (see the module's promises).
+    pub(crate) published_offset_ms: i64,
+}
+
+impl Lease {
+    pub(crate) fn new(node: usize) -> Lease {
+        Lease {
+            claimer: None,
+            node,
+            run: 0,
+            new_run: true,
+            cut: false,
+            waited_own: false,
+            becomes: None,
+            published_offset_ms: 0,
+        }
+    }
+
+    /// Who this server is, with the system identifier of the data directory it runs now (a copy
+    /// keeps its original's) and its host (a copy's own).
+    fn holder(&self, system_identifier: u64) -> Holder {
+        Holder {
+            system_identifier: format!("74{system_identifier:017}"),
+            host: format!("db{}", self.node),
+            port: 5432,
+            data_directory: "/var/lib/postgresql/17/main".into(),
+            postmaster: format!(
+                "{}@{}",
+                1000 * (self.node + 1) as u32 + self.run,
+                1_750_000_000_000_000 + self.run as u64
+            ),
+        }
+    }
+
+    /// The server starts: its postmaster is the one before if it re-initialised shared memory
+    /// after a crash, a new one otherwise.
+    pub(crate) fn server_starts(&mut self) {
+        if std::mem::take(&mut self.new_run) {
+            self.run += 1;
+        }
+    }
+
+    /// The server is down, its worker with it (whatever it held stays in etcd until its lease
+    /// expires); `crash_restart`: its postmaster starts it again, else the next start is another's.
+    pub(crate) fn server_down(&mut self, crash_restart: bool) {
+        self.claimer = None;
+        self.new_run |= !crash_restart;
+    }
+
+    /// The data directory was replaced (a copy, a base backup, a rewind): its next start is a
+    /// new server's.
+    pub(crate) fn replaced(&mut self, becomes: Option<Becomes>) {
+        self.new_run = true;
+        self.becomes = becomes;
+    }
+
+    /// The worker starts (at the end of recovery, or again after it ended): its claimer takes
+    /// over what shared memory holds, as the shell's does.
+    pub(crate) fn start_worker(&mut self, shared: &SharedState, layout: &Layout, system_identifier: u64, c: &Controls) {
+        let mut claimer = Claimer::new(space(layout), self.holder(system_identifier), *layout, c.switches);
+        claimer.resume(shared);
+        self.claimer = Some(claimer);
+    }
+}
+
+/// A call of etcd's API, as a fault is armed for one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Call {
+    Grant,
+    KeepAlive,
+    Revoke,
+    Range,
+    Txn,
+}
+
+/// The faults armed, one for each kind of call at most: the `nth` call of that kind, from when it
+/// was armed and of any server, meets it.
+type Armed = [Option<(Fault, u8)>; 5];
+
+/// The calls of one client of the model, which may meet the faults armed.
+struct Calls<'a> {
+    etcd: &'a mut EtcdModel,
+    cut: bool,
+    armed: &'a mut Armed,
+}
+
+impl Calls<'_> {
+    fn call<T>(&mut self, kind: Call, call: impl FnOnce(&mut dyn Etcd) -> Result<T, String>) -> Result<T, String> {
+        let armed = &mut self.armed[kind as usize];
+        if let Some((fault, n)) = armed.as_mut() {
+            *n -= 1;
+            if *n == 0 {
+                self.etcd.fault = Some(*fault);
+                *armed = None;
+            }
+        }
+        let result = call(&mut self.etcd.client(self.cut));
+        // A call that never reached etcd (cut off, etcd down) met no fault: none is left over.
+        self.etcd.fault = None;
+        result
+    }
+}
+
+impl Etcd for Calls<'_> {
+    fn grant(&mut self, ttl_s: i64) -> Result<i64, String> {
+        self.call(Call::Grant, |e| e.grant(ttl_s))
+    }
+    fn keep_alive(&mut self, lease: i64) -> Result<i64, String> {
+        self.call(Call::KeepAlive, |e| e.keep_alive(lease))
+    }
+    fn revoke(&mut self, lease: i64) -> Result<(), String> {
+        self.call(Call::Revoke, |e| e.revoke(lease))
+    }
+    fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String> {
+        self.call(Call::Range, |e| e.range(prefix))
+    }
+    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
+        self.call(Call::Txn, |e| e.txn(guards, puts))
+    }
+}
+
+/// One claim of a machine id (one lease of one server), and the ids issued under it.
+struct Holding {
+    lease: i64,
+    node: usize,
+    low: i64,
+    high: i64,
+}
+
+/// What the etcd part of the histories reached, summed over a search: each must be reached by the
+/// histories a CI run does.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct EtcdReached {
+    /// Ids issued by leased servers, and those a backend issued on a clock read before its server
+    /// was paused.
+    pub(crate) leased_ids: u64,
+    pub(crate) ids_after_pause: u64,
+    pub(crate) claims: u64,
+    pub(crate) renewals: u64,
+    pub(crate) leases_lost: u64,
+    /// Claims that took back the claim of the same run after a crash-restart, and claims after an
+    /// earlier run's claim was waited out.
+    pub(crate) crash_takeovers: u64,
+    pub(crate) own_earlier_waited: u64,
+    /// Requests applied after their client gave up, answers lost, error answers, leader changes,
+    /// auth tokens renewed.
+    pub(crate) held_applied: u64,
+    pub(crate) answers_lost: u64,
+    pub(crate) error_answers: u64,
+    pub(crate) leader_changes: u64,
+    pub(crate) tokens_renewed: u64,
+    /// First claims of promoted leased standbys, and of copies of leased primaries.
+    pub(crate) leased_promotions: u64,
+    pub(crate) leased_copies: u64,
+    /// Leased primaries found holding an id after a history settled.
+    pub(crate) held_after_settling: u64,
+}
+
+impl EtcdReached {
+    pub(crate) fn add(&mut self, o: &EtcdReached) {
+        let pairs = [
+            (&mut self.leased_ids, o.leased_ids),
+            (&mut self.ids_after_pause, o.ids_after_pause),
+            (&mut self.claims, o.claims),
+            (&mut self.renewals, o.renewals),
+            (&mut self.leases_lost, o.leases_lost),
+            (&mut self.crash_takeovers, o.crash_takeovers),
+            (&mut self.own_earlier_waited, o.own_earlier_waited),
+            (&mut self.held_applied, o.held_applied),
+            (&mut self.answers_lost, o.answers_lost),
+            (&mut self.error_answers, o.error_answers),
+            (&mut self.leader_changes, o.leader_changes),
+            (&mut self.tokens_renewed, o.tokens_renewed),
+            (&mut self.leased_promotions, o.leased_promotions),
+            (&mut self.leased_copies, o.leased_copies),
+            (&mut self.held_after_settling, o.held_after_settling),
+        ];
+        for (mine, theirs) in pairs {
+            *mine += theirs;
+        }
+    }
+
+    /// What a CI run must reach, `Err` naming the first it did not.
+    pub(crate) fn all_reached(&self) -> Result<(), &'static str> {
+        let r = self;
+        for (reached, what) in [
+            (r.leased_ids, "ids of leased servers"),
+            (r.ids_after_pause, "ids issued on a clock read before a pause"),
+            (r.claims, "claims"),
+            (r.renewals, "renewals"),
+            (r.leases_lost, "leases lost"),
+            (r.crash_takeovers, "claims taken back after a crash-restart"),
+            (r.own_earlier_waited, "earlier runs' claims waited out"),
+            (r.held_applied, "requests applied late"),
+            (r.answers_lost, "answers lost"),
+            (r.error_answers, "error answers"),
+            (r.leader_changes, "leader changes"),
+            (r.tokens_renewed, "auth tokens renewed"),
+            (r.leased_promotions, "leased standbys promoted and claiming"),
+            (r.leased_copies, "copies of leased primaries claiming"),
+            (r.held_after_settling, "leased primaries holding an id after settling"),
+        ] {
+            if reached == 0 {
+                return Err(what);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The etcd of the world, the faults armed, and what was issued in its id space.
+pub(crate) struct IdSpace {
+    pub(crate) etcd: EtcdModel,
+    pub(crate) controls: Controls,
+    armed: Armed,
+    /// Every id issued in the space.
+    issued: HashSet<i64>,
+    /// Per machine id, its claims in the order they were made.
+    holdings: BTreeMap<i64, Vec<Holding>>,
+    /// Per machine id, the start of the tick of the highest id issued under it (ms).
+    highest_ms: BTreeMap<i64, i64>,
+    /// The layout of the space: its first claim's.
+    layout: Option<Layout>,
+    /// The marks recorded, as last read: machine id -> (revision, mark).
+    marks: BTreeMap<i64, (i64, i64)>,
+    pub(crate) reached: EtcdReached,
+}
+
+impl IdSpace {
+    pub(crate) fn new(now_ms: i64, controls: Controls) -> IdSpace {
+        let mut etcd = EtcdModel::at(now_ms);
+        etcd.misread_errors = controls.misread_errors;
+        IdSpace {
+            etcd,
+            controls,
+            armed: [None; 5],
+            issued: HashSet::new(),
+            holdings: BTreeMap::new(),
+            highest_ms: BTreeMap::new(),
+            layout: None,
+            marks: BTreeMap::new(),
+            reached: EtcdReached::default(),
+        }
+    }
+
+    /// The `nth` call of kind `call` from now on, of any server, meets `fault`.
+    pub(crate) fn arm(&mut self, fault: Fault, call: Call, nth: u8) {
+        self.armed[call as usize] = Some((fault, nth));
+    }
+
+    /// A leader change: every lease lives a whole TTL from now at least.
+    pub(crate) fn leader_change(&mut self) {
+        self.etcd.leader_change();
+        self.reached.leader_changes += 1;
+    }
+
+    /// Everything that kept etcd from its clients ends: it is up, no fault is armed, and every
+    /// request held on the way arrives.
+    pub(crate) fn heal(&mut self) {
+        self.etcd.down = false;
+        self.armed = [None; 5];
+        while self.etcd.apply_held() {}
+    }
+
+    /// The faults met, from the model's counters.
+    pub(crate) fn count_faults(&mut self) {
+        let [errors, lost, held, tokens] = self.etcd.faults_done;
+        let r = &mut self.reached;
+        (r.error_answers, r.answers_lost, r.held_applied, r.tokens_renewed) = (errors, lost, held, tokens);
+    }
+
+    /// One step of a leased server's worker at its clock's `now_ms` (`offset_ms`: its offset),
+    /// etcd expiring leases up to `late_ms` late meanwhile. A claim must leave the server unable
+    /// to issue, under the id it claimed, an id at or below one issued under it before, whatever
+    /// its clock reads: its state word at or above them (the recorded mark taken as used).
+    pub(crate) fn step(
+        &mut self,
+        lease: &mut Lease,
+        shared: &SharedState,
+        now_ms: i64,
+        offset_ms: i64,
+        late_ms: i64,
+    ) -> Result<(), String> {
+        let Some(claimer) = lease.claimer.as_mut() else { return Ok(()) };
+        self.etcd.late_ms = late_ms;
+        let layout = claimer.layout;
+        let mut calls = Calls { etcd: &mut self.etcd, cut: lease.cut, armed: &mut self.armed };
+        let result = claimer.step(&mut calls, shared, now_ms);
+        let r = &mut self.reached;
+        match result {
+            Ok(Step::Claimed(held, notes)) => {
+                r.claims += 1;
+                r.crash_takeovers += notes.iter().any(|n| n.contains("before its crash-restart")) as u64;
+                r.own_earlier_waited += std::mem::take(&mut lease.waited_own) as u64;
+                match lease.becomes.take() {
+                    Some(Becomes::Promoted) => r.leased_promotions += 1,
+                    Some(Becomes::Copied) => r.leased_copies += 1,
+                    None => {}
+                }
+                lease.published_offset_ms = offset_ms;
+                let space = *self.layout.get_or_insert(layout);
+                if space != layout {
+                    return Err(format!(
+                        "server {} ({}) claimed machine id {} in an id space of {}: its ids and the space's can be equal",
+                        lease.node,
+                        layout.describe(),
+                        held.id,
+                        space.describe()
+                    ));
+                }
+                let holdings = self.holdings.entry(held.id).or_default();
+                if let Some(high) = holdings.iter().map(|h| h.high).max().filter(|&high| high > i64::MIN) {
+                    let state = shared.hot.state.load(Relaxed);
+                    let s = layout.sequence_bits();
+                    let (tick, sequence) = ((state >> s) as i64 - 1, (state & ((1 << s) - 1)) as i64);
+                    let p = layout.decode(high).expect("an id of the layout");
+                    let (high_tick, high_sequence) = (layout.tick_of_mark(p.unix_ms), p.sequence);
+                    if (tick, sequence) < (high_tick, high_sequence) {
+                        return Err(format!(
+                            "server {} claimed machine id {} (lease {:x}) with its state word at tick {tick}, sequence {sequence}: it can issue again up to {high}, issued under it before (tick {high_tick}, sequence {high_sequence})",
+                            lease.node, held.id, held.lease
+                        ));
+                    }
+                }
+                holdings.push(Holding { lease: held.lease, node: lease.node, low: i64::MAX, high: i64::MIN });
+            }
+            Ok(Step::Renewed(_)) => {
+                r.renewals += 1;
+                lease.published_offset_ms = offset_ms;
+            }
+            Ok(Step::Idle) => {}
+            Err(ClaimError::OwnEarlierClaim { .. }) => lease.waited_own = true,
+            Err(ClaimError::Lost { .. }) => r.leases_lost += 1,
+            Err(_) => {}
+        }
+        Ok(())
+    }
+
+    /// The worker's release (a clean stop, the postmaster gone, the worker terminated) at the
+    /// server's clock `now_ms`, through whatever reaches etcd; the lease expires by itself if not.
+    pub(crate) fn release(&mut self, lease: &mut Lease, shared: &SharedState, now_ms: i64) {
+        let Some(claimer) = lease.claimer.as_mut() else { return };
+        let mut calls = Calls { etcd: &mut self.etcd, cut: lease.cut, armed: &mut self.armed };
+        let _ = claimer.release(&mut calls, shared, || now_ms);
+    }
+
+    /// Whether etcd holds machine id `machine_id`'s claim for `lease` now.
+    pub(crate) fn held_now(&mut self, machine_id: i64, lease: i64) -> bool {
+        self.etcd.held_by(&format!("{PREFIX}/claim/{machine_id}"), lease)
+    }
+
+    /// Whether a server of `layout` belongs in the space: of its first claim's layout, or of the
+    /// layout it records if nothing was claimed yet (a server of another is refused by the space).
+    pub(crate) fn fits(&self, layout: &Layout) -> bool {
+        let recorded = self.etcd.value(&format!("{PREFIX}/layout")).map(|v| {
+            let r: SpaceLayout = serde_json::from_str(v).expect("a layout the protocol recorded");
+            r.layout
+        });
+        match (self.layout, recorded) {
+            (Some(first), _) => first == *layout,
+            (None, Some(text)) => text == layout.describe(),
+            (None, None) => true,
+        }
+    }
+
+    /// An id issued by leased server `node` of `layout` under `lease` (its claim status's);
+    /// `held`: whether etcd held the claim when its clock was read (or its clock was stepped back
+    /// since its grant was published). Checks every promise of the space an id can break.
+    pub(crate) fn issued(
+        &mut self,
+        node: usize,
+        id: i64,
+        layout: &Layout,
+        lease: i64,
+        held: bool,
+    ) -> Result<(), String> {
+        let parts = layout.decode(id).expect("an id of the layout");
+        let m = parts.machine_id;
+        self.reached.leased_ids += 1;
+        let holdings = self.holdings.entry(m).or_default();
+        let Some(k) = holdings.iter().position(|h| h.lease == lease && h.node == node) else {
+            return Err(format!(
+                "server {node} issued {id} under machine id {m}, which it never claimed (lease {lease:x})"
+            ));
+        };
+        if !held {
+            return Err(format!(
+                "server {node} issued {id} under machine id {m} while etcd did not hold its claim (lease {lease:x})"
+            ));
+        }
+        if let Some(space) = self.layout.filter(|s| s.decode(id).ok() != Some(parts)) {
+            let theirs = space.decode(id).map_err(|e| format!("{e:?}"));
+            return Err(format!(
+                "server {node} issued {id} ({}) in an id space of {}, which reads it as {theirs:?}, not {parts:?}",
+                layout.describe(),
+                space.describe()
+            ));
+        }
+        if !self.issued.insert(id) {
+            return Err(format!(
+                "id {id} issued twice in the id space (the second time by server {node}, machine id {m})"
+            ));
+        }
+        // Above every id of this claim and of earlier ones, below every id of later ones.
+        if let Some((j, h)) =
+            holdings.iter().enumerate().find(|&(j, h)| if j <= k { h.high >= id } else { h.low <= id })
+        {
+            let (relation, bound, which) = match j.cmp(&k) {
+                std::cmp::Ordering::Less => ("above", h.high, "an earlier claim"),
+                std::cmp::Ordering::Equal => ("above", h.high, "the same claim"),
+                std::cmp::Ordering::Greater => ("below", h.low, "a later claim"),
+            };
+            return Err(format!(
+                "server {node} issued {id} under machine id {m}, not {relation} {bound}, issued under {which} of it (server {}, lease {:x})",
+                h.node, h.lease
+            ));
+        }
+        let h = &mut holdings[k];
+        (h.low, h.high) = (h.low.min(id), h.high.max(id));
+        let highest = self.highest_ms.entry(m).or_insert(i64::MIN);
+        *highest = (*highest).max(parts.unix_ms);
+        Ok(())
+    }
+
+    /// The marks recorded in etcd, against `grants`: (server, machine id, deadline) of every grant
+    /// published on a running server.
+    pub(crate) fn check_marks(&mut self, grants: &[(usize, i64, i64)]) -> Result<(), String> {
+        let ids: BTreeSet<i64> = self.highest_ms.keys().copied().chain(grants.iter().map(|g| g.1)).collect();
+        for m in ids {
+            let key = format!("{PREFIX}/mark/{m}");
+            let Some((value, revision)) = self.etcd.value_at(&key) else {
+                return Err(format!("machine id {m} was issued under or granted, and etcd records no mark of it"));
+            };
+            let mark_ms = match self.marks.get(&m) {
+                Some(&(seen, ms)) if seen == revision => ms,
+                _ => {
+                    let mark: MarkRecord = serde_json::from_str(value).expect("a mark the protocol wrote");
+                    self.marks.insert(m, (revision, mark.mark_ms));
+                    mark.mark_ms
+                }
+            };
+            if let Some(&ms) = self.highest_ms.get(&m).filter(|&&ms| ms > mark_ms) {
+                return Err(format!(
+                    "the mark recorded for machine id {m} ({mark_ms}) is below an id issued under it (its tick began at {ms})"
+                ));
+            }
+            if let Some((node, _, deadline)) = grants.iter().find(|g| g.1 == m && g.2 > mark_ms) {
+                return Err(format!(
+                    "the mark recorded for machine id {m} ({mark_ms}) is below the deadline {deadline} of server {node}'s grant of it"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The grant a running leased server has published, if any: (machine id, deadline).
+pub(crate) fn grant_of(shared: &SharedState, layout: &Layout) -> Option<(i64, i64)> {
+    let word = shared.hot.grant.load(Relaxed);
+    (word != grant::NOBODY && word != grant::FOREVER)
+        .then(|| (grant::parts(word, layout.machine_bits()).0, shared.claim.deadline_ms.load(Relaxed)))
+}
