@@ -228,7 +228,7 @@ case2() {
   renewals=$(status "$c" renewals)
   wait_sql "$c" "renewals > $renewals FROM snowflake_machine_id_status()" || die "c renewed no more after the held write"
   echo "a later renewal recorded c's mark (its write forwarded, etcd answered 200): $(log_eval "$since" \
-    "any(e['event'] == 'request' and e.get('path') == '/v3/kv/txn' and '$key' in text(e) and 'rule' not in e and e.get('upstream_status') == 200 for e in L[[i for i, e in enumerate(L) if e['event'] == 'holding' and e.get('rule') == $late][0]:])")"
+    "any(e['event'] == 'request' and e.get('path') == '/v3/kv/txn' and '$key' in text(e) and 'rule' not in e and e.get('upstream_status') == 200 and e['conn'] > [e['conn'] for e in L if e['event'] == 'holding' and e.get('rule') == $late][0] for e in L)")"
   # Every later mark write refused (503) while the held one lands: from the first refused, c's
   # published deadline stays as it is (only a renewal that records its mark moves it on), and so
   # does the mark in etcd but for the held write, for the comparison. The deadline is read then:
@@ -330,11 +330,11 @@ case4() {
   [ "$(applied "$r")" = 1 ] || die "no keepalive of f was answered by the 401"
   read -r renewals claims < <(status "$f" "renewals || ' ' || claims")
   wait_sql "$f" "renewals > $renewals OR claims > $claims FROM snowflake_machine_id_status()" || die "f neither renewed nor claimed again"
-  # Right after the 401: an authenticate, then a keepalive that etcd answered. (The requests of f's
-  # worker come one after the other, but the proxy logs each when it is done: the next may be logged
-  # before the faulted one; those after it are those after its place. An authenticate that outlasts
-  # its exchange is sent again.)
-  local after="(lambda i: (L[:i] + L[i + 1:])[i:])([i for i, e in enumerate(L) if e.get('rule') == $r][0])"
+  # Right after the 401: an authenticate, then a keepalive that etcd answered. (The proxy logs a
+  # request when it is done, so a loaded machine may log the next ones before the faulted one: the
+  # requests are taken in the order they came, their connections' numbers. An authenticate that
+  # outlasts its exchange is sent again.)
+  local after="(lambda R: [e for e in R if e['conn'] > [e['conn'] for e in R if e.get('rule') == $r][0]])(sorted([e for e in L if e['event'] == 'request'], key=lambda e: e['conn']))"
   echo "f authenticated again after the 401, then renewed: $(log_eval "$since" "(lambda M: M[0].get('path') == '/v3/auth/authenticate' and any(e.get('path') == '/v3/lease/keepalive' and e.get('upstream_status') == 200 and not e.get('client_closed_early') for e in M))($after)")"
   log_eval "$since" "'4. errors_by_key $switch: after the 401: ' + ', '.join('%s %s' % (e.get('path'), e.get('upstream_status', '-')) for e in $after[:4])" >>"$REPORT"
   status "$f" "'a lease lost: ' || (leases_lost >= 1)"
