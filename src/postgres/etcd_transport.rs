@@ -21,8 +21,10 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// The longest a connect, read or write waits before the deadline and a stop are looked at again.
+/// The longest a read or write waits before the deadline and a stop are looked at again.
 const SLICE: Duration = Duration::from_millis(50);
+/// The same for a connect attempt (tried again while the deadline allows).
+const CONNECT_SLICE: Duration = Duration::from_secs(1);
 
 pub struct Tcp {
     tls: Option<Tls>,
@@ -171,9 +173,18 @@ impl Transport for Tcp {
         let addrs = self.addresses(authority, deadline)?;
         let mut last = format!("{authority} has no address");
         for addr in addrs {
-            out_of_time(deadline, started, stop_on_term)?;
-            let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-            let mut stream = match TcpStream::connect_timeout(&addr, left) {
+            // The connect, in slices of at most a second between which the deadline and a stop
+            // are looked at (a member that drops the handshake's packets answers nothing).
+            let connected = loop {
+                out_of_time(deadline, started, stop_on_term)?;
+                let left =
+                    deadline.saturating_duration_since(Instant::now()).clamp(Duration::from_millis(1), CONNECT_SLICE);
+                match TcpStream::connect_timeout(&addr, left) {
+                    Err(e) if e.kind() == ErrorKind::TimedOut && Instant::now() < deadline => continue,
+                    other => break other,
+                }
+            };
+            let mut stream = match connected {
                 Ok(stream) => stream,
                 Err(e) if e.kind() == ErrorKind::TimedOut => {
                     last = format!("no connection within {} ms", deadline.duration_since(started).as_millis());
