@@ -1392,7 +1392,7 @@ fn lifecycle_sim_finds_each_claim_mechanism_switched_off() {
 /// gateway read etcd 3.6's error form, the new holder takes nothing as used and issues below the
 /// ids of the machine id before it.
 #[test]
-fn an_error_answer_is_never_read_as_no_mark() {
+fn an_error_answer_read_as_no_mark_breaks_a_promise() {
     let history = [
         Step::Claim { node: 5, late_ms: 0 },
         Step::Issue { node: 5, backend: 0, count: 20 },
