@@ -60,8 +60,9 @@ mutant "duplicate machine id, counted across id spaces" "count by (id_space, mac
 mutant "duplicate machine id, a server without id_space not in its job's space" '"id_space", "$1", "job", "(.*)"' '"id_space", "$1", "instance", "(.*)"'
 mutant "timestamp bits, two years ahead fires" "time() < 365 * 86400" "time() < 3 * 365 * 86400"
 mutant "timestamp bits, for: 3h" $'for: 1h\n' $'for: 3h\n'
-mutant "machine id not held, held fires too" 'snowflake_machine_id_held{source="etcd"} == 0' 'snowflake_machine_id_held{source="etcd"} >= 0'
-mutant "machine id not held, any source" 'snowflake_machine_id_held{source="etcd"}' 'snowflake_machine_id_held'
+mutant "machine id not held, held fires too" 'snowflake_machine_id_held{source!="manual"} == 0' 'snowflake_machine_id_held{source!="manual"} >= 0'
+mutant "machine id not held, any source" 'snowflake_machine_id_held{source!="manual"}' 'snowflake_machine_id_held'
+mutant "machine id not held, etcd only" 'snowflake_machine_id_held{source!="manual"}' 'snowflake_machine_id_held{source="etcd"}'
 mutant "machine id not held, standbys counted" 'unless on (job, instance, server) snowflake_server_info{in_recovery="true"}' ''
 mutant "machine id not held, for: 5m" $'in_recovery="true"}\n        for: 1m\n' $'in_recovery="true"}\n        for: 5m\n'
 mutant "renewal failing, any value of the failures fires" "increase(snowflake_machine_id_renewal_failures_total[5m]) > 0" "snowflake_machine_id_renewal_failures_total >= 0"
@@ -355,3 +356,55 @@ echo "etcd stopped: held $(promql 'snowflake_machine_id_held')"
 wait_promql 30 'ALERTS{alertname="SnowflakeMachineIdNotHeld"}' 'alertstate=pending' >/dev/null
 wait_promql 30 'ALERTS{alertname="SnowflakeMachineIdRenewalFailing"}' 'alertstate=pending' >/dev/null
 promql 'ALERTS{alertname=~"SnowflakeMachineId.*"}' | sed 's/^/  alert: /'
+
+echo "-- a leasing server misconfigured: the status says its source and why nothing is held, and the alert fires"
+# Three servers that mean to lease their id from etcd and cannot: snowflake.machine_id left set
+# beside it, an endpoint written without its scheme, a source that does not exist. Each refuses
+# every id (22023); its status names the source it was given and the reason (0.2.0's betas said
+# "manual", not held, and the not-held alert, which filters on the source, stayed silent). One
+# Prometheus scrapes their exporters and evaluates the rules: SnowflakeMachineIdNotHeld is pending
+# for each (it fires after its minute, not waited for here).
+misconfigured=("both:snowflake.machine_id_source = 'etcd'|snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'|snowflake.machine_id = 7"
+  "scheme:snowflake.machine_id_source = 'etcd'|snowflake.etcd_endpoints = '127.0.0.1:58001'"
+  "consul:snowflake.machine_id_source = 'consul'")
+targets=""
+for m in "${misconfigured[@]}"; do
+  name=${m%%:*}
+  IFS='|' read -ra conf <<<"${m#*:}"
+  init_cluster "$name" "shared_preload_libraries = 'pg_snowflake'" "${conf[@]}"
+  start_cluster "$name"
+  create_extension "$name"
+  psql_on "$name" -c "CREATE ROLE postgres_exporter LOGIN IN ROLE pg_monitor"
+  echo "$name: snowflake_nextval() $(psql_on "$name" -At -v VERBOSITY=verbose -c "SELECT snowflake_nextval()" 2>&1 | sed -n 's/^.*ERROR:  \([0-9A-Z]*\):.*/refuses with \1/p')"
+  psql_on "$name" -At -F ' | ' -U postgres_exporter -c "SELECT '$name: source ' || source || ', held ' || held || ', why: ' || coalesce(last_error, 'not said') FROM snowflake_machine_id_status()"
+  EXPORTER_CLUSTER=$name exporter "$name" postgres_exporter postgres "$MON/queries.yaml"
+  port_var="port_$name"
+  targets+="${targets:+, }{targets: [\"127.0.0.1:${!port_var}\"], labels: {case: $name}}"
+done
+prom2_port=$(free_port)
+mkdir -p "$SCRATCH/prometheus2"
+cp "$MON/alerts.yaml" "$SCRATCH/prometheus2/alerts.yaml"
+cat >"$SCRATCH/prometheus2/prometheus.yml" <<YAML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: [alerts.yaml]
+scrape_configs:
+  - job_name: postgres
+    static_configs: [$targets]
+YAML
+prometheus --config.file="$SCRATCH/prometheus2/prometheus.yml" --storage.tsdb.path="$SCRATCH/prometheus2/data" \
+  --web.listen-address="127.0.0.1:$prom2_port" >"$SCRATCH/prometheus2.log" 2>&1 &
+exporter_pids+=($!)
+prom_port=$prom2_port
+# (promql shows alertname, alertstate and source; the case is each series' own.)
+promql_case() {
+  curl -fsS --max-time 2 "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$1" | python3 -c 'import json, sys
+for r in sorted(json.load(sys.stdin)["data"]["result"], key=lambda r: r["metric"].get("case", "")):
+    m = r["metric"]
+    print(",".join(f"{k}={m[k]}" for k in sorted(m) if k in ("alertname", "alertstate", "case", "source")) + "=" + r["value"][1])'
+}
+for i in $(seq 1 300); do
+  [ "$(promql_case 'ALERTS{alertname="SnowflakeMachineIdNotHeld", alertstate="pending"}' 2>/dev/null | grep -c .)" = 3 ] && break
+  sleep 0.2
+done
+promql_case 'snowflake_machine_id_held' | sed 's/^/  held: /'
+promql_case 'ALERTS{alertname="SnowflakeMachineIdNotHeld"}' | sed 's/^/  alert: /'

@@ -9,7 +9,7 @@ use super::etcd_transport::{self, Tcp};
 use super::id_source::{self, hostname, EtcdConfig};
 use super::tls::{ClientCert, Tls};
 use super::{key_file, mark_store, server_config, shared_memory};
-use pg_snowflake_core::claim::{Claimer, Holder, Space, Step, Switches};
+use pg_snowflake_core::claim::{Claimer, Holder, Step, Switches};
 use pg_snowflake_core::claim_status::Trouble;
 use pg_snowflake_core::etcd_gateway::parse_credentials;
 use pg_snowflake_core::etcd_gateway::Gateway;
@@ -43,7 +43,7 @@ pub fn register() {
 
 fn claimer(config: &EtcdConfig, shared: &SharedState) -> Option<Claimer> {
     let layout = *server_config::layout().ok()?;
-    let space = Space { prefix: config.prefix.clone(), ttl_s: config.ttl_s, size: 1 << layout.machine_bits() };
+    let space = config.space_of(&layout);
     // SAFETY: settings and globals set before libraries load, read-only since.
     let (port, data_directory) = unsafe { (pg_sys::PostPortNumber, mark_store::data_dir()) };
     // SAFETY: set by the postmaster before it forks, read-only since.
@@ -128,6 +128,26 @@ fn gateway(config: &EtcdConfig) -> Result<Gateway<Tcp>, String> {
     })
 }
 
+/// Whether ids may be issued at `now` (an id held, before its deadline); when that changes from
+/// `was`, one line in the log: ids stopped (the deadline passed without a renewal, or the lease was
+/// lost), or ids resume (after a stop; the first claim says so itself). `ever`: ids were issued.
+fn say_whether_issuing(claimer: &Claimer, now: i64, was: bool, ever: &mut bool) -> bool {
+    let held = claimer.held().filter(|h| now < h.deadline_ms);
+    match (was, held) {
+        (true, None) => match claimer.held() {
+            Some(h) => pgrx::log!(
+                "pg_snowflake: ids stopped: the lease of machine id {} reached its local deadline without a renewal; they resume once a renewal succeeds",
+                h.id
+            ),
+            None => pgrx::log!("pg_snowflake: ids stopped: no machine id is held; they resume once one is claimed"),
+        },
+        (false, Some(h)) if *ever => pgrx::log!("pg_snowflake: ids resume, under machine id {}", h.id),
+        _ => {}
+    }
+    *ever |= held.is_some();
+    held.is_some()
+}
+
 /// Claims and holds the id until SIGTERM, then releases it.
 fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
     // A file that cannot be used: no id, said until fixed (read again every second).
@@ -153,10 +173,15 @@ fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
     let exchange = Duration::from_millis(space.step_budget_ms() as u64);
     let step = Duration::from_millis(space.renew_every_ms().max(space.step_budget_ms()) as u64);
     let mut said = String::new();
+    // Whether ids may be issued (an id held, its deadline ahead), as the log last said: one line
+    // when they stop, one when they resume.
+    let mut issuing = false;
+    let mut ever = false;
     // (wait_latch sees a SIGTERM that came while it waited; stop_requested one that came during a
     // step, whose exchange it ended.)
     while BackgroundWorker::wait_latch(Some(PERIOD)) && !etcd_transport::stop_requested() {
         let now = wall_clock_ms();
+        issuing = say_whether_issuing(&claimer, now, issuing, &mut ever);
         if now < claimer.next_due_ms() && claimer.held().is_some_and(|h| now >= h.sent_ms) {
             continue;
         }
@@ -186,6 +211,7 @@ fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
                 }
             }
         }
+        issuing = say_whether_issuing(&claimer, wall_clock_ms(), issuing, &mut ever);
     }
     // SIGTERM: a clean stop (or pg_terminate_backend). Nothing more is issued under the id; the
     // final mark is recorded and the lease revoked, so the next holder starts at once: within a

@@ -4,6 +4,7 @@
 //! environment and the hostname.
 
 use super::settings::{self, RawSettings};
+use pg_snowflake_core::claim::Space;
 use pg_snowflake_core::etcd_gateway::{check_tls_settings, parse_endpoints, Endpoint};
 use pg_snowflake_core::generator::Generator;
 use pg_snowflake_core::machine_source::{self, Source};
@@ -186,6 +187,11 @@ pub struct EtcdConfig {
 }
 
 impl EtcdConfig {
+    /// The id space of this configuration for `layout` (its size: 2 ^ machine bits).
+    pub fn space_of(&self, layout: &Layout) -> Space {
+        Space { prefix: self.prefix.clone(), ttl_s: self.ttl_s, size: 1 << layout.machine_bits() }
+    }
+
     /// For messages: where the id is leased from.
     pub fn describe(&self) -> String {
         let urls: Vec<&str> = self.endpoints.iter().map(|e| e.url.as_str()).collect();
@@ -244,6 +250,18 @@ pub fn resolve(raw: &RawSettings, layout: &Layout) -> Result<(Source, Generator,
             };
             Ok((source, Generator::new(*layout, 0)?, Some(config)))
         }
+    }
+}
+
+/// snowflake.machine_id_source as written (trimmed, lower case; empty is `manual`): what the
+/// status reports when the source could not give a machine id (a source that does not exist
+/// included), so that a leasing server misconfigured is still seen as one.
+pub fn configured_source() -> String {
+    let written = text(&SOURCE).trim().to_ascii_lowercase();
+    if written.is_empty() {
+        "manual".into()
+    } else {
+        written
     }
 }
 

@@ -13,7 +13,8 @@ use std::sync::OnceLock;
 struct Config {
     layout: Result<Layout, Error>,
     generator: Result<Generator, Error>,
-    source: Source,
+    /// snowflake.machine_id_source as written (see `id_source::configured_source`).
+    source_name: String,
     etcd: Option<EtcdConfig>,
 }
 
@@ -28,13 +29,23 @@ pub fn configure() {
         Ok((source, _, etcd)) => (*source, etcd.clone()),
         Err(_) => (Source::Manual, None),
     };
+    let source_name = match &resolved {
+        Ok((source, _, _)) => source.name().to_string(),
+        Err(_) => id_source::configured_source(),
+    };
     let generator = resolved.map(|(_, g, _)| g);
     let verdict =
         generator.clone().and_then(|g| g.layout().check_clock(clock::wall_clock_ms()).map(|()| g).map_err(Error::from));
     match (verdict, &etcd) {
-        (Ok(g), Some(etcd)) => {
-            pgrx::log!("pg_snowflake: machine id leased from {}, layout {}", etcd.describe(), g.layout().describe())
-        }
+        // The id space's settings in effect (a value PostgreSQL refused left its default: said here).
+        (Ok(g), Some(etcd)) => pgrx::log!(
+            "pg_snowflake: machine id leased from {}, layout {}; lease TTL {} s (snowflake.etcd_lease_ttl): renewed every {} ms, ids stop {} ms before it could end",
+            etcd.describe(),
+            g.layout().describe(),
+            etcd.ttl_s,
+            etcd.space_of(g.layout()).renew_every_ms(),
+            etcd.space_of(g.layout()).margin_ms()
+        ),
         // By hand: the line as before (log watchers match it); from a pod index: said so.
         (Ok(g), None) if source == Source::Manual => {
             pgrx::log!("pg_snowflake: machine id {}, layout {}", g.machine_id(), g.layout().describe())
@@ -47,12 +58,14 @@ pub fn configure() {
         ),
         (Err(e), _) => errors::warn_at_start(&e),
     }
-    let _ = CONFIG.set(Config { layout, generator, source, etcd });
+    let _ = CONFIG.set(Config { layout, generator, source_name, etcd });
 }
 
-/// Where the machine id comes from.
-pub fn source() -> Source {
-    CONFIG.get().map_or(Source::Manual, |c| c.source)
+/// Where the machine id comes from, as configured: the source's name, also when it could not give
+/// one (an etcd source with a bad endpoint is still `etcd`; a source that does not exist is named
+/// as written).
+pub fn source_name() -> &'static str {
+    CONFIG.get().map_or("manual", |c| c.source_name.as_str())
 }
 
 /// The etcd id space, when the machine id is leased.

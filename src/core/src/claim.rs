@@ -283,7 +283,7 @@ impl ClaimError {
                     .join(", ")
             ),
             ClaimError::OwnEarlierClaim { id, earlier } => format!(
-                "machine id {id} of the id space {} is still held by an earlier run of this server (postmaster {}); its lease expires by itself at most {} s after that run's last renewal",
+                "machine id {id} of the id space {} is still held by an earlier run of this server (postmaster {}); its lease ends by itself {} s after that run's last renewal, or a little later (etcd never ends a lease early)",
                 space.prefix,
                 if earlier.postmaster.is_empty() { "unknown" } else { earlier.postmaster.as_str() },
                 space.ttl_s
@@ -485,6 +485,23 @@ impl Claimer {
         }
         let skip = if self.switches.space_layout { stale } else { vec![] };
         let id = choose(&space, &self.me, &view.claims, &view.marks, &skip)?;
+        // Who else is in the space: a prefix mistyped starts an empty space beside the real one.
+        let others: Vec<String> = view.claims.keys().take(16).map(i64::to_string).collect();
+        notes.push(match others.len() {
+            0 if view.marks.is_empty() => format!(
+                "the id space {} was empty (no holder, no mark): this server is the first in it; if other servers should share its machine ids, check that snowflake.etcd_prefix is theirs",
+                space.prefix
+            ),
+            0 => format!("the id space {}: no other holder now, marks of {} ids", space.prefix, view.marks.len()),
+            n => format!(
+                "the id space {}: {} other holder{} now (machine ids {}{})",
+                space.prefix,
+                view.claims.len(),
+                if n == 1 && view.claims.len() == 1 { "" } else { "s" },
+                others.join(", "),
+                if view.claims.len() > others.len() { ", ..." } else { "" }
+            ),
+        });
         let lease = etcd.grant(space.ttl_s).map_err(ClaimError::Unreachable)?;
         let me = serde_json::to_string(&self.me).expect("a holder is plain data");
         let won = match etcd

@@ -78,6 +78,14 @@ fn a_claim_publishes_the_id_until_the_local_deadline_recorded_as_the_mark() {
     let mut c = claimer(1, 4);
     let Ok(Step::Claimed(held, notes)) = c.step(&mut etcd.client(false), &shared, EPOCH + 10_000) else { panic!() };
     assert!(notes[0].contains("had no layout recorded: this server's recorded"), "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n.contains("was empty (no holder, no mark): this server is the first in it")),
+        "{notes:?}"
+    );
+    let Ok(Step::Claimed(_, notes)) = claimer(2, 4).step(&mut etcd.client(false), &server(), EPOCH + 10_000) else {
+        panic!()
+    };
+    assert!(notes.iter().any(|n| n.contains("/pg_snowflake/test: 1 other holder now (machine ids 0)")), "{notes:?}");
     assert_eq!((held.id, held.deadline_ms), (0, EPOCH + 10_000 + 3_000 - 600));
     let recorded: MarkRecord = serde_json::from_str(etcd.value("/pg_snowflake/test/mark/0").unwrap()).unwrap();
     assert_eq!(recorded.mark_ms, held.deadline_ms, "the mark covers every id until the deadline");

@@ -56,8 +56,11 @@ fn snowflake_machine_id_status() -> TableIterator<
     let deadline = c.deadline_ms.load(Relaxed);
     let count = |n: &std::sync::atomic::AtomicU64| n.load(Relaxed) as i64;
     let leased = etcd.is_some();
+    // A source that could not give a machine id (its settings refused at start): said as the
+    // last error, so that the status says why nothing is held.
+    let config_error = server_config::generator().err().map(|e| e.message());
     let row = (
-        server_config::source().name().to_string(),
+        server_config::source_name().to_string(),
         machine_id,
         etcd.map(|e| e.describe()),
         machine_id.is_some(),
@@ -71,7 +74,7 @@ fn snowflake_machine_id_status() -> TableIterator<
         count(&c.renewal_failures),
         count(&c.losses),
         count(&c.refusals),
-        c.error(),
+        c.error().or(config_error),
         at(c.error_ms.load(Relaxed)),
     );
     TableIterator::once(row)
