@@ -216,7 +216,9 @@ fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
     // SIGTERM: a clean stop (or pg_terminate_backend). Nothing more is issued under the id; the
     // final mark is recorded and the lease revoked, so the next holder starts at once: within a
     // budget of its own, whatever the endpoints do, so that a fast stop is never held long.
-    etcd.transport().begin(RELEASE_BUDGET, RELEASE_BUDGET, false);
+    // (Each exchange a third of it at most: a member that hangs, one whose cluster is electing a
+    // leader say, leaves time to ask the others.)
+    etcd.transport().begin(RELEASE_BUDGET, RELEASE_BUDGET / 3, false);
     match claimer.release(&mut etcd, shared, wall_clock_ms) {
         Ok(()) => pgrx::log!("pg_snowflake: machine id released in {}", config.describe()),
         Err(e) => pgrx::log!(
