@@ -8,7 +8,7 @@ use super::clock::wall_clock_ms;
 use super::etcd_transport::{self, Tcp};
 use super::id_source::{self, hostname, EtcdConfig};
 use super::tls::{ClientCert, Tls};
-use super::{key_file, mark_store, server_config, shared_memory};
+use super::{key_file, mark_store, server_config, shared_memory, worker_exit};
 use pg_snowflake_core::claim::{Claimer, Holder, Step, Switches};
 use pg_snowflake_core::claim_status::Trouble;
 use pg_snowflake_core::etcd_gateway::parse_credentials;
@@ -81,9 +81,8 @@ pub extern "C-unwind" fn pg_snowflake_claim_main(_arg: pg_sys::Datum) {
         // that the postmaster does not start the worker again every second.
         None => while BackgroundWorker::wait_latch(None) {},
     }
-    // Code 1: started again after its restart interval unless the server is shutting down.
-    // SAFETY: ends this process the way PostgreSQL's own processes end.
-    unsafe { pg_sys::proc_exit(1) };
+    // Started again after its restart interval, unless the server is shutting down.
+    worker_exit::exit_after_sigterm();
 }
 
 /// The user and password of snowflake.etcd_credentials_file, read and checked as the key file of

@@ -4,7 +4,7 @@
 
 use super::clock::wall_clock_ms;
 use super::host::PgHost;
-use super::{server_config, shared_memory};
+use super::{server_config, shared_memory, worker_exit};
 use pg_snowflake_core::lease;
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};
 use pgrx::prelude::*;
@@ -49,11 +49,10 @@ pub extern "C-unwind" fn pg_snowflake_lease_main(_arg: pg_sys::Datum) {
             reload_if_asked();
         }
     }
-    // SIGTERM: from pg_terminate_backend(), or the server is shutting down. Exit code 1 asks the
-    // postmaster to start the worker again after its restart interval; at shutdown it starts
-    // nothing. (Code 0 would mean "done for good", and backends would pay every mark write.)
-    // SAFETY: ends this process the way PostgreSQL's own processes end.
-    unsafe { pg_sys::proc_exit(1) };
+    // SIGTERM: from pg_terminate_backend(), or the server is shutting down. After the first, exit
+    // code 1 asks the postmaster to start the worker again after its restart interval (code 0
+    // would mean "done for good", and backends would pay every mark write); at a shutdown, code 0.
+    worker_exit::exit_after_sigterm();
 }
 
 /// On SIGHUP, reads the configuration again (snowflake.max_clock_jump, lease_sync, and the

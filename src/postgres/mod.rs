@@ -14,6 +14,7 @@
 //! - [`etcd_transport`]: the worker's exchanges with etcd, each bounded in time and size;
 //! - [`claim_worker`]: the background worker that holds a machine id leased from etcd;
 //! - [`lease_worker`]: the background worker that renews the high-water mark;
+//! - [`worker_exit`]: how those workers end on SIGTERM (started again, or not at a shutdown);
 //! - [`errors`]: the core's errors as PostgreSQL errors (SQLSTATE, message, hint);
 //! - [`sql_api`]: the SQL functions.
 
@@ -33,6 +34,7 @@ pub mod shared_memory;
 pub mod sql_api;
 pub mod tls;
 pub mod wal;
+pub mod worker_exit;
 
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_tests;
