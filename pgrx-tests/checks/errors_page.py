@@ -16,7 +16,13 @@ compared with the code, statically (the README check raises the first table's ro
    refusals (convert_column.sql's blockers) has a row;
 5. a row of the table of errors raised elsewhere that names a scenario is in that scenario's
    expected output (pgrx-tests/expected/NAME.out): its SQLSTATE (where the output shows one) and
-   the fixed part of its message.
+   the fixed part of its message;
+6. the messages made of parts (issue 52: four were missing): every reason a machine id source can
+   give (each format and literal of the functions that build an Error::MachineIdSource, and of the
+   functions whose errors they turn into one) has a row of its SQLSTATE holding "no machine id
+   from" and the reason's fixed part; every case of a message's inner match (the lapsed lease of
+   "no machine id is held", say) has a row of its SQLSTATE holding the case's fixed part; and every
+   hint of a refusal of the machine id (one per claim_status::Trouble) is a row's hint.
 A failure names the file and line.
 
 Usage: python3 pgrx-tests/checks/errors_page.py [ROOT]   (ROOT: a checkout, default this one)
@@ -138,6 +144,98 @@ def shell_sqlstates():
             for e in re.findall(r"libc::(\w+)", m.group(2)):
                 errnos[e] = st
     return out, errnos
+
+
+def rust_fns(text):
+    """{name: body} of every `fn` of a Rust file (bodies found by their braces, strings skipped)."""
+    out = {}
+    for m in re.finditer(r"\bfn (\w+)\s*(?:<[^>]*>)?\(", text):
+        i = text.find("{", m.end())
+        semi = text.find(";", m.end())
+        if i < 0 or (0 <= semi < i):
+            continue  # a declaration without a body
+        depth, j = 0, i
+        while j < len(text):
+            ch = text[j]
+            if ch == '"':
+                j += 1
+                while j < len(text) and text[j] != '"':
+                    j += 2 if text[j] == "\\" else 1
+            elif text.startswith("'{'", j) or text.startswith("'}'", j):
+                j += 2
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        out.setdefault(m.group(1), []).append((text[i:j + 1], text[:m.start()].count("\n") + 1))
+    return out
+
+
+LITERAL = r'"((?:[^"\\]|\\.)*)"'
+
+
+def made_strings(body):
+    """The literals a body makes messages of: format!'s, and those turned into a String."""
+    out = [m.group(1) for m in re.finditer(r"format!\(\s*" + LITERAL, body)]
+    out += [m.group(1) for m in re.finditer(LITERAL + r"\s*\.(?:into|to_string|to_owned)\(\)", body)]
+    return [o.replace('\\"', '"') for o in out]
+
+
+def machine_id_reasons():
+    """[(file:line, reason's format)] of every reason an Error::MachineIdSource can carry: the
+    strings made in each function that builds one, and in each function whose error is mapped to
+    one (`f(...).map_err(|..| Error::MachineIdSource`)."""
+    files = {}
+    for top in ("src/core/src", "src/postgres"):
+        for d, _, names in os.walk(os.path.join(ROOT, top)):
+            for n in sorted(names):
+                rel = os.path.relpath(os.path.join(d, n), ROOT)
+                if n.endswith(".rs") and rel not in ("src/core/src/error.rs", "src/postgres/errors.rs"):
+                    files[rel] = read(rel)
+    builders, mapped = [], set()
+    for rel, text in files.items():
+        for name, bodies in rust_fns(text).items():
+            for body, line in bodies:
+                if "MachineIdSource" in body and not name.startswith("test") and "#[test]" not in text[:text.find(body)][-200:]:
+                    builders.append((rel, line, body))
+        for m in re.finditer(r"(\w+)\((?:[^;{}])*?\)\s*\.map_err\(\s*\|[^|]*\|\s*Error::MachineIdSource", text):
+            mapped.add(m.group(1))
+    for rel, text in files.items():
+        for name in mapped:
+            for body, line in rust_fns(text).get(name, []):
+                builders.append((rel, line, body))
+    reasons = []
+    for rel, line, body in builders:
+        if "mod tests" in rel:
+            continue
+        for fmt in made_strings(body):
+            if fmt.startswith("snowflake.") and " " not in fmt:
+                continue  # a setting's name
+            reasons.append((f"{rel}:{line}", fmt))
+    return reasons
+
+
+def inner_cases(enum, variant):
+    """The formats and literals of the inner match of `enum::variant`'s message arm, past its
+    first (the frame the rule 1 compares)."""
+    text = read("src/core/src/error.rs")
+    body = rust_fn(text[text.index(f"impl {enum} {{"):], "message", "    ")
+    found = arms(body, enum)
+    for n, (v, at) in enumerate(found):
+        if v == variant:
+            end = found[n + 1][1] if n + 1 < len(found) else len(body)
+            return re.findall(LITERAL, body[at:end])[1:]
+    return []
+
+
+def trouble_hints():
+    """The hints of the refusals of the machine id: one per claim_status::Trouble."""
+    text = read("src/core/src/error.rs")
+    body = rust_fn(text[text.index("impl Error {"):], "hint", "    ")
+    return [(m.group(1), m.group(2).replace('\\"', '"')) for m in re.finditer(r"Trouble::(\w+)\s*=>\s*" + LITERAL, body)]
 
 
 def page_rows():
@@ -282,6 +380,26 @@ def main():
                 shown = set(re.findall(r"\b([0-9A-Z]{5}): (?=[^\n]*" + re.escape(frag) + ")", out)) - {"ERROR", "FATAL", "PANIC"}
                 if shown and c[0] not in shown:
                     failures.append(f"docs/errors.md:{line}: {path} shows this message with {', '.join(sorted(shown))}, not {c[0]}")
+    # 6. messages made of parts.
+    source_state = code(states.get(("Error", "MachineIdSource"), "?"), "src/postgres/errors.rs")
+    reasons = machine_id_reasons()
+    for where, fmt in reasons:
+        frag = fixed_part(fmt)
+        if not [r for r in has(source_state, frag) if "no machine id from" in r[1]]:
+            failures.append(f"{where}: no row of docs/errors.md with {source_state} and a message 'no machine id from ...' holding {frag!r}")
+    held_state = code(states.get(("Error", "MachineIdNotHeld"), "?"), "src/postgres/errors.rs")
+    cases = inner_cases("Error", "MachineIdNotHeld")
+    for fmt in cases:
+        frag = fixed_part(fmt)
+        if not has(held_state, frag):
+            failures.append(f"docs/errors.md: no row for a case of Error::MachineIdNotHeld: {held_state} with a message holding {frag!r}")
+    hints_listed = {c[2] for _, _, c in errors if len(c) > 2}
+    troubles = trouble_hints()
+    for trouble, hint in troubles:
+        if hint not in hints_listed:
+            failures.append(f"docs/errors.md: no row with the hint of Trouble::{trouble} ({hint[:60]!r}...)")
+    if len(reasons) < 10 or len(cases) < 3 or len(troubles) < 8:
+        failures.append(f"errors_page.py: found {len(reasons)} reasons of MachineIdSource, {len(cases)} cases of MachineIdNotHeld, {len(troubles)} hints of Trouble: the code moved; update the check")
     for f in failures:
         print(f)
     if failures:

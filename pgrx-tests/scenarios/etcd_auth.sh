@@ -46,8 +46,9 @@ echo "good holds machine id $(held_id good)"
 psql_on good -At -c "SELECT 'an id under it: ' || (snowflake_machine_id(snowflake_nextval()) = 0)"
 for c in anonymous wrong loose; do
   wait_claim_error "$c"
-  psql_on "$c" -c "SELECT snowflake_nextval()" 2>&1 | grep ERROR | sed "s/${ETCD_CLIENT_PORTS[0]}/P1/g; s#$SCRATCH#SCRATCH#g" || true
+  psql_on "$c" -c "SELECT snowflake_nextval()" 2>&1 | tee -a "$SCRATCH/refusals.txt" | grep ERROR | sed "s/${ETCD_CLIENT_PORTS[0]}/P1/g; s#$SCRATCH#SCRATCH#g" || true
 done
+python3 "$PROJECT_DIR/pgrx-tests/harness/errors_in_page.py" "the three refusals" "$SCRATCH/refusals.txt" 2>>"$REPORT"
 stop_cluster good
 for c in good anonymous wrong loose; do
   psql_on "$c" -At -c "SELECT * FROM pg_settings WHERE name LIKE 'snowflake.%'" >>"$SCRATCH/shown.txt" 2>/dev/null || true

@@ -79,6 +79,9 @@ run() { # run CONTROL(on|off)
     grep -m 1 -o 'ERROR:  no machine id is held: it is leased from etcd at [^ ]* (id space [^)]*)' "$SCRATCH/$a.errors" \
       | sed "s/${ETCD_CLIENT_PORTS[0]}/P1/"
     psql_on "$a" -At -c "SELECT 'a lost its lease and claimed another id: ' || (leases_lost >= 1 AND machine_id <> 0) FROM snowflake_machine_id_status()"
+    # (Which refusals a meets depends on timing: its deadline passed with a renewal under way or
+    # failed, its lease lost; each, with its hint, is a row of the Errors page.)
+    python3 "$PROJECT_DIR/pgrx-tests/harness/errors_in_page.py" "a's refusals" "$SCRATCH/$a.errors" 2>>"$REPORT"
     grep -c 'no machine id is held' "$SCRATCH/$a.errors" | sed 's/^/refused inserts of a: /' >>"$REPORT"
   fi
   stop_cluster "$a"

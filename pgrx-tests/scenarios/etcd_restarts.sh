@@ -15,12 +15,15 @@
 #    then the server holds its id again.
 # 3. A standby made from a base backup of a leased primary (machine id 3 of the space): in recovery
 #    it holds nothing; promoted (its primary stopped cleanly, 3 freed), its first id is under the id
-#    it claims (3), not 0, and above its primary's ids.
+#    it claims (3), not 0, and above its primary's ids. The clean stop logs no worker's exit
+#    (issue 52: every clean stop logged 'exited with exit code 1').
 # 4. A server moved from a hand-set machine id (7, with its mark file) to etcd: its first id is
 #    under the id it claims (4), not 7 nor 0.
 # 5. A server of another layout on the same prefix: refused, with a hint of its own, and never
 #    shares the space; negative control (snowflake.fault_space_layout_off): it claims an id of the
 #    space.
+# 6. A key of the id space that pg_snowflake did not write (a claim that is not JSON): refused, with
+#    the hint of its own that the Errors page gives; the key removed, the server claims.
 export PGOPTIONS="-c client_min_messages=error"
 trap stop_etcd EXIT
 plan_etcd 1
@@ -115,6 +118,8 @@ psql_on stby -At -c "SELECT 'the standby holds an id: ' || held FROM snowflake_m
 prim_last=$(psql_on prim -At -c "SELECT max(snowflake_nextval()) FROM generate_series(1, 1000)")
 psql_on prim -c "CHECKPOINT" >/dev/null
 stop_cluster prim
+# (The machine id's worker and the lease worker end with code 0 at a clean stop: nothing logged.)
+echo "exits of the extension's workers logged by the primary's clean stop: $({ grep -E 'background worker "pg_snowflake[^"]*" \(PID [0-9]+\) exited with exit code' "$SCRATCH/prim.log" || true; } | wc -l)"
 as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/stby" -w promote >/dev/null
 first_id stby "$prim_last"
 
@@ -144,3 +149,17 @@ stop_cluster coarse
 echo "snowflake.fault_space_layout_off = on" | as_pg_owner tee -a "$SCRATCH/coarse/postgresql.conf" >/dev/null
 start_cluster coarse
 echo "the server of another layout holds machine id $(held_id coarse) of the space"
+
+echo "== 6. a key of the id space that pg_snowflake did not write"
+b64() { printf '%s' "$1" | base64 -w0; }
+etcd_curl "http://127.0.0.1:${ETCD_CLIENT_PORTS[0]}/v3/kv/put" -sf --max-time 5 \
+  -d "{\"key\":\"$(b64 /pg_snowflake/garbled/claim/0)\",\"value\":\"$(b64 garbage)\"}" >/dev/null
+init_leased garbled /pg_snowflake/garbled
+start_cluster garbled
+create_extension garbled
+wait_claim_error garbled
+psql_on garbled -c "SELECT snowflake_nextval()" 2>&1 | tee "$SCRATCH/garbled.refusal" | grep -E "ERROR|HINT" | mask || true
+python3 "$PROJECT_DIR/pgrx-tests/harness/errors_in_page.py" "the refusal" "$SCRATCH/garbled.refusal" 2>>"$REPORT"
+etcd_curl "http://127.0.0.1:${ETCD_CLIENT_PORTS[0]}/v3/kv/deleterange" -sf --max-time 5 \
+  -d "{\"key\":\"$(b64 /pg_snowflake/garbled/claim/0)\"}" >/dev/null
+echo "the key removed, the server holds machine id $(held_id garbled)"

@@ -388,6 +388,43 @@ mod tests {
     use crate::layout::Layout;
 
     #[test]
+    fn a_refusal_of_a_leased_id_says_which_case_it_is_with_the_hint_of_its_last_error() {
+        let refusal = |last_error: Option<&str>, lapsed, trouble| Error::MachineIdNotHeld {
+            source: "etcd at http://e:2379 (id space /s)".into(),
+            last_error: last_error.map(Into::into),
+            lapsed,
+            trouble,
+        };
+        for (e, says, hint) in [
+            (refusal(None, None, Trouble::None), "and the server is still claiming one", "is claiming a machine id"),
+            (
+                refusal(None, Some(3), Trouble::None),
+                "machine id 3 reached its local deadline while a renewal was still under way",
+                "is claiming",
+            ),
+            (
+                refusal(Some("etcd at http://e:2379: no answer within 300 ms"), Some(3), Trouble::Unreachable),
+                "machine id 3 reached its local deadline without a renewal (the last attempt failed: etcd at",
+                "Check that etcd is up",
+            ),
+            (
+                refusal(Some("the lease of machine id 3 was lost"), None, Trouble::Lost),
+                "and the last attempt failed: the lease of machine id 3 was lost",
+                "The lease expired in etcd",
+            ),
+        ] {
+            assert!(
+                e.message()
+                    .starts_with("no machine id is held: it is leased from etcd at http://e:2379 (id space /s), "),
+                "{}",
+                e.message()
+            );
+            assert!(e.message().contains(says), "{}", e.message());
+            assert!(e.hint().contains(hint), "{}", e.hint());
+        }
+    }
+
+    #[test]
     fn messages_name_the_setting_or_value_at_fault() {
         let cases: [(Error, &str); 11] = [
             (LayoutError::MachineIdUnset { max: 1023 }.into(), "snowflake.machine_id"),

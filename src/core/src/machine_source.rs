@@ -95,5 +95,9 @@ mod tests {
             assert!(e.message().contains(says), "{value:?} {host:?}: {}", e.message());
         }
         assert!(pod_index("POD_INDEX", Some("1"), None, -2).unwrap_err().message().contains("offset -2"));
+        let overflow = pod_index("POD_INDEX", Some("9223372036854775807"), None, 1).unwrap_err();
+        assert!(overflow
+            .message()
+            .contains("the pod index 9223372036854775807 plus snowflake.machine_id_offset 1 is not a machine id"));
     }
 }
