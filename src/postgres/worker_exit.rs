@@ -33,11 +33,12 @@ pub fn code_after_sigterm() -> i32 {
     }
 }
 
-/// Ends this worker after SIGTERM, the way PostgreSQL's own processes end.
-pub fn exit_after_sigterm() -> ! {
+/// Ends this worker after SIGTERM, the way PostgreSQL's own processes end. (It does not return;
+/// PostgreSQL 18's headers no longer say so to Rust, hence no `-> !`.)
+pub fn exit_after_sigterm() {
     let code = code_after_sigterm();
-    // SAFETY: proc_exit runs the exit callbacks and ends the process; it does not return.
-    unsafe { pg_sys::proc_exit(code) }
+    // SAFETY: proc_exit runs the exit callbacks and ends the process.
+    unsafe { pg_sys::proc_exit(code) };
 }
 
 #[cfg(test)]
