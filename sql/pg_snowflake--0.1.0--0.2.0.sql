@@ -29,7 +29,8 @@ CREATE FUNCTION @extschema@.snowflake_machine_id_status() RETURNS TABLE (
     "source" TEXT, "machine_id" INT, "leased_from" TEXT, "held" bool, "lease_id" TEXT,
     "deadline" timestamp with time zone, "time_left_ms" bigint, "last_renewal" timestamp with time zone,
     "recorded_mark" timestamp with time zone, "claims" bigint, "renewals" bigint, "renewal_failures" bigint,
-    "leases_lost" bigint, "refused_calls" bigint, "last_error" TEXT, "last_error_at" timestamp with time zone)
+    "leases_lost" bigint, "refused_calls" bigint, "last_error" TEXT, "last_error_at" timestamp with time zone,
+    "holders_at_claim" bigint)
 STRICT VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_machine_id_status_wrapper';
 COMMENT ON FUNCTION @extschema@.snowflake_machine_id_status() IS
     'Where the machine id comes from (manual, etcd, pod_index), the id in effect and, leased from etcd, the lease: deadline, time left, last renewal, recorded mark, counters, last error';

@@ -2,14 +2,17 @@
 //! it claims this server's machine id in etcd, keeps the lease alive, records the high-water mark
 //! there, and at a clean stop records the final mark and releases the id. The protocol is the
 //! core's (`pg_snowflake_core::claim`); this worker moves its bytes over TCP and sleeps between
-//! steps. Backends never talk to etcd: they read the grant word the worker publishes.
+//! steps. Backends never talk to etcd: they read the grant word the worker publishes. With the
+//! machine id set by hand and etcd's settings beside it, the worker reserves that id in the id
+//! space instead (`Claimer::reserve`), so that no leasing server takes it while a fleet moves to
+//! etcd one server at a time, and says when a leasing server holds it already.
 
 use super::clock::wall_clock_ms;
 use super::etcd_transport::{self, Tcp};
 use super::id_source::{self, hostname, EtcdConfig};
 use super::tls::{ClientCert, Tls};
 use super::{key_file, mark_store, server_config, shared_memory, worker_exit};
-use pg_snowflake_core::claim::{Claimer, Holder, Step, Switches};
+use pg_snowflake_core::claim::{Claimer, Holder, Reserved, Step, Switches};
 use pg_snowflake_core::claim_status::Trouble;
 use pg_snowflake_core::etcd_gateway::parse_credentials;
 use pg_snowflake_core::etcd_gateway::Gateway;
@@ -25,9 +28,13 @@ const PERIOD: Duration = Duration::from_millis(200);
 /// endpoints do.
 const RELEASE_BUDGET: Duration = Duration::from_secs(4);
 
-/// Registers the worker when the machine id is leased; from `_PG_init` while libraries preload.
+/// How often a reserved id is looked at again (a reservation removed by hand is made again).
+const RESERVATION_CHECK: Duration = Duration::from_secs(60);
+
+/// Registers the worker when the machine id is leased, or reserved in an id space; from
+/// `_PG_init` while libraries preload.
 pub fn register() {
-    if server_config::etcd().is_none() {
+    if server_config::etcd().is_none() && server_config::reservation().is_none() {
         return;
     }
     BackgroundWorkerBuilder::new("pg_snowflake machine id")
@@ -60,6 +67,7 @@ fn claimer(config: &EtcdConfig, shared: &SharedState) -> Option<Claimer> {
         deadline: !id_source::fault_no_lease_deadline(),
         mark_revision: !id_source::fault_mark_unguarded(),
         space_layout: !id_source::fault_space_layout_off(),
+        reservations: !id_source::fault_reservations_off(),
         ..Switches::ALL_ON
     };
     let mut c = Claimer::new(space, me, layout, switches);
@@ -71,15 +79,17 @@ fn claimer(config: &EtcdConfig, shared: &SharedState) -> Option<Claimer> {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_snowflake_claim_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
-    let claimer = match (server_config::etcd(), shared_memory::shared()) {
+    let reserved = server_config::reservation().zip(server_config::generator().ok().map(|g| g.machine_id()));
+    let claimer = match (server_config::etcd().or(reserved.map(|r| r.0)), shared_memory::shared()) {
         (Some(config), Some(shared)) => claimer(config, shared).map(|c| (config, shared, c)),
         _ => None,
     };
-    match claimer {
-        Some((config, shared, claimer)) => hold(config, shared, claimer),
+    match (claimer, reserved) {
+        (Some((config, shared, claimer)), Some((_, id))) => reserve(config, shared, claimer, id),
+        (Some((config, shared, claimer)), None) => hold(config, shared, claimer),
         // No layout: nothing can be issued, nothing to claim (the start logged why). Stay, so
         // that the postmaster does not start the worker again every second.
-        None => while BackgroundWorker::wait_latch(None) {},
+        (None, _) => while BackgroundWorker::wait_latch(None) {},
     }
     // Started again after its restart interval, unless the server is shutting down.
     worker_exit::exit_after_sigterm();
@@ -147,13 +157,13 @@ fn say_whether_issuing(claimer: &Claimer, now: i64, was: bool, ever: &mut bool) 
     held.is_some()
 }
 
-/// Claims and holds the id until SIGTERM, then releases it.
-fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
-    // A file that cannot be used: no id, said until fixed (read again every second).
+/// How the worker reaches etcd, once its files can be used (said until fixed, read again every
+/// second); None at SIGTERM.
+fn gateway_when_ready(config: &EtcdConfig, shared: &SharedState) -> Option<Gateway<Tcp>> {
     let mut said = String::new();
-    let mut etcd = loop {
+    loop {
         match gateway(config) {
-            Ok(etcd) => break etcd,
+            Ok(etcd) => return Some(etcd),
             Err(e) => {
                 shared.claim.set_error(Some(&e), Trouble::Setup, wall_clock_ms());
                 if e != said {
@@ -161,11 +171,67 @@ fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
                     said = e;
                 }
                 if !BackgroundWorker::wait_latch(Some(Duration::from_secs(1))) {
-                    return;
+                    return None;
                 }
             }
         }
-    };
+    }
+}
+
+/// Reserves the machine id `id`, set by hand, in the id space, and looks at it again every
+/// minute, until SIGTERM. The server issues under its id whatever etcd says: a leasing server that
+/// holds it already is said (a WARNING, and the status's last error) for the operator to fix.
+fn reserve(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer, id: i64) {
+    let Some(mut etcd) = gateway_when_ready(config, shared) else { return };
+    let space = claimer.space.clone();
+    let exchange = Duration::from_millis(space.step_budget_ms() as u64);
+    let step = Duration::from_millis(space.renew_every_ms().max(space.step_budget_ms()) as u64);
+    let (mut said, mut failures, mut next_ms) = (String::new(), 0u32, 0i64);
+    // Whether the log says the id is reserved: once, and again when the reservation had to be
+    // made again (removed by hand meanwhile) or came after an error.
+    let mut reported = false;
+    while BackgroundWorker::wait_latch(Some(PERIOD)) && !etcd_transport::stop_requested() {
+        let now = wall_clock_ms();
+        if now < next_ms {
+            continue;
+        }
+        etcd.transport().begin(step, exchange, true);
+        match claimer.reserve(&mut etcd, id) {
+            Ok((done, notes)) => {
+                for note in notes {
+                    pgrx::log!("pg_snowflake: {note}");
+                }
+                if !reported || done == Reserved::Now {
+                    pgrx::log!(
+                        "pg_snowflake: machine id {id} (set by hand) {} in {}: leasing servers of the id space pass it over",
+                        if done == Reserved::Now { "reserved" } else { "is reserved (by this server, since an earlier start)" },
+                        config.describe()
+                    );
+                    reported = true;
+                }
+                shared.claim.set_error(None, Trouble::None, now);
+                said.clear();
+                failures = 0;
+                next_ms = now + RESERVATION_CHECK.as_millis() as i64;
+            }
+            Err(e) => {
+                let text = e.message(&space);
+                shared.claim.set_error(Some(&text), e.trouble(), now);
+                if text != said {
+                    pgrx::warning!("pg_snowflake: {text}");
+                    said = text;
+                }
+                reported = false;
+                failures = failures.saturating_add(1);
+                next_ms = now + space.retry_ms(failures);
+            }
+        }
+    }
+}
+
+/// Claims and holds the id until SIGTERM, then releases it.
+fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
+    let Some(mut etcd) = gateway_when_ready(config, shared) else { return };
     // Every exchange of a step ends within half the lease's margin, and a step within a renewal
     // period: an endpoint that hangs is given up on long before the deadline, and the next is asked.
     let space = claimer.space.clone();

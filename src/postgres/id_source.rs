@@ -34,6 +34,8 @@ static FAULT_SPACE_LAYOUT_OFF: GucSetting<bool> = GucSetting::<bool>::new(false)
 static FAULT_ERRORS_BY_KEY: GucSetting<bool> = GucSetting::<bool>::new(false);
 #[cfg(feature = "fault_injection")]
 static FAULT_UNBOUNDED_ETCD: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_RESERVATIONS_OFF: GucSetting<bool> = GucSetting::<bool>::new(false);
 
 /// Defines the settings; from `settings::define`, while libraries preload.
 pub fn define() {
@@ -48,7 +50,7 @@ pub fn define() {
     GucRegistry::define_string_guc(
         c"snowflake.etcd_endpoints",
         c"The etcd cluster that leases machine ids: http://host:port or https://host:port (TLS), comma-separated.",
-        c"Used with snowflake.machine_id_source = 'etcd'. Patroni's etcd can be shared: the ids live under snowflake.etcd_prefix.",
+        c"Used with snowflake.machine_id_source = 'etcd'; beside snowflake.machine_id (manual), the id set by hand is reserved in the id space, so that no leasing server takes it. Patroni's etcd can be shared: the ids live under snowflake.etcd_prefix.",
         &ETCD_ENDPOINTS,
         GucContext::Postmaster,
         GucFlags::default(),
@@ -157,6 +159,12 @@ pub fn define() {
             &FAULT_ERRORS_BY_KEY,
         ),
         (
+            c"snowflake.fault_reservations_off",
+            c"TEST BUILDS ONLY: a claim neither passes over nor is guarded by the ids hand-set servers reserved.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_fleet_move scenario (a leasing server takes a hand-set server's id).",
+            &FAULT_RESERVATIONS_OFF,
+        ),
+        (
             c"snowflake.fault_unbounded_etcd",
             c"TEST BUILDS ONLY: the worker's exchanges with etcd have no deadline, no size cap and do not stop at SIGTERM.",
             c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_faults scenario (a dripping endpoint holds a fast stop).",
@@ -213,7 +221,12 @@ pub fn resolve(raw: &RawSettings, layout: &Layout) -> Result<(Source, Generator,
         )));
     }
     match source {
-        Source::Manual => Ok((source, Generator::new(*layout, settings::machine_id(raw)?)?, None)),
+        // By hand; with etcd's settings beside, the id is reserved in that id space (a fleet moved
+        // to etcd one server at a time: see `claim_worker`).
+        Source::Manual => {
+            let reserve_in = if text(&ETCD_ENDPOINTS).trim().is_empty() { None } else { Some(etcd_config()?) };
+            Ok((source, Generator::new(*layout, settings::machine_id(raw)?)?, reserve_in))
+        }
         Source::PodIndex => {
             let variable = text(&POD_INDEX_VARIABLE);
             let value = std::env::var(&variable).ok();
@@ -225,32 +238,34 @@ pub fn resolve(raw: &RawSettings, layout: &Layout) -> Result<(Source, Generator,
             )?;
             Ok((source, Generator::new(*layout, id)?, None))
         }
-        Source::Etcd => {
-            let endpoints = parse_endpoints(&text(&ETCD_ENDPOINTS))
-                .map_err(|why| Error::MachineIdSource { setting: "snowflake.etcd_endpoints", reason: why })?;
-            let prefix = text(&ETCD_PREFIX).trim_end_matches('/').to_string();
-            if !prefix.starts_with('/') || prefix.len() < 2 {
-                return Err(Error::MachineIdSource {
-                    setting: "snowflake.etcd_prefix",
-                    reason: format!("'{prefix}' is not a key prefix such as /pg_snowflake/prod"),
-                });
-            }
-            let file = |s| Some(text(s)).filter(|f| !f.is_empty());
-            let (ca_file, cert_file, key_file) = (file(&ETCD_CA_FILE), file(&ETCD_CERT_FILE), file(&ETCD_KEY_FILE));
-            check_tls_settings(endpoints[0].tls, ca_file.is_some(), cert_file.is_some(), key_file.is_some())
-                .map_err(|(setting, reason)| Error::MachineIdSource { setting, reason })?;
-            let config = EtcdConfig {
-                endpoints,
-                prefix,
-                ttl_s: i64::from(ETCD_LEASE_TTL.get()),
-                credentials_file: file(&ETCD_CREDENTIALS_FILE),
-                ca_file,
-                cert_file,
-                key_file,
-            };
-            Ok((source, Generator::new(*layout, 0)?, Some(config)))
-        }
+        Source::Etcd => Ok((source, Generator::new(*layout, 0)?, Some(etcd_config()?))),
     }
+}
+
+/// The etcd id space of snowflake.etcd_endpoints, snowflake.etcd_prefix and the files beside.
+fn etcd_config() -> Result<EtcdConfig, Error> {
+    let endpoints = parse_endpoints(&text(&ETCD_ENDPOINTS))
+        .map_err(|why| Error::MachineIdSource { setting: "snowflake.etcd_endpoints", reason: why })?;
+    let prefix = text(&ETCD_PREFIX).trim_end_matches('/').to_string();
+    if !prefix.starts_with('/') || prefix.len() < 2 {
+        return Err(Error::MachineIdSource {
+            setting: "snowflake.etcd_prefix",
+            reason: format!("'{prefix}' is not a key prefix such as /pg_snowflake/prod"),
+        });
+    }
+    let file = |s| Some(text(s)).filter(|f| !f.is_empty());
+    let (ca_file, cert_file, key_file) = (file(&ETCD_CA_FILE), file(&ETCD_CERT_FILE), file(&ETCD_KEY_FILE));
+    check_tls_settings(endpoints[0].tls, ca_file.is_some(), cert_file.is_some(), key_file.is_some())
+        .map_err(|(setting, reason)| Error::MachineIdSource { setting, reason })?;
+    Ok(EtcdConfig {
+        endpoints,
+        prefix,
+        ttl_s: i64::from(ETCD_LEASE_TTL.get()),
+        credentials_file: file(&ETCD_CREDENTIALS_FILE),
+        ca_file,
+        cert_file,
+        key_file,
+    })
 }
 
 /// snowflake.machine_id_source as written (trimmed, lower case; empty is `manual`): what the
@@ -318,6 +333,15 @@ pub fn fault_space_layout_off() -> bool {
 pub fn fault_errors_by_key() -> bool {
     #[cfg(feature = "fault_injection")]
     return FAULT_ERRORS_BY_KEY.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: claims ignore the reservations of hand-set ids; false in every other build.
+#[inline(always)]
+pub fn fault_reservations_off() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_RESERVATIONS_OFF.get();
     #[cfg(not(feature = "fault_injection"))]
     false
 }

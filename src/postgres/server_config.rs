@@ -15,7 +15,10 @@ struct Config {
     generator: Result<Generator, Error>,
     /// snowflake.machine_id_source as written (see `id_source::configured_source`).
     source_name: String,
+    /// The id space: where the id is leased from (source etcd), or where the id set by hand is
+    /// reserved (source manual, with etcd's settings beside).
     etcd: Option<EtcdConfig>,
+    source: Source,
 }
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
@@ -37,6 +40,15 @@ pub fn configure() {
     let verdict =
         generator.clone().and_then(|g| g.layout().check_clock(clock::wall_clock_ms()).map(|()| g).map_err(Error::from));
     match (verdict, &etcd) {
+        // By hand, reserved in an id space: the line as before (log watchers match it), and where.
+        (Ok(g), Some(etcd)) if source == Source::Manual => {
+            pgrx::log!("pg_snowflake: machine id {}, layout {}", g.machine_id(), g.layout().describe());
+            pgrx::log!(
+                "pg_snowflake: machine id {} (set by hand) is reserved in {} by the worker \"pg_snowflake machine id\": no leasing server of the id space takes it",
+                g.machine_id(),
+                etcd.describe()
+            );
+        }
         // The id space's settings in effect (a value PostgreSQL refused left its default: said here).
         (Ok(g), Some(etcd)) => pgrx::log!(
             "pg_snowflake: machine id leased from {}, layout {}; lease TTL {} s (snowflake.etcd_lease_ttl): renewed every {} ms, ids stop {} ms before it could end",
@@ -58,7 +70,7 @@ pub fn configure() {
         ),
         (Err(e), _) => errors::warn_at_start(&e),
     }
-    let _ = CONFIG.set(Config { layout, generator, source_name, etcd });
+    let _ = CONFIG.set(Config { layout, generator, source_name, etcd, source });
 }
 
 /// Where the machine id comes from, as configured: the source's name, also when it could not give
@@ -70,7 +82,13 @@ pub fn source_name() -> &'static str {
 
 /// The etcd id space, when the machine id is leased.
 pub fn etcd() -> Option<&'static EtcdConfig> {
-    CONFIG.get().and_then(|c| c.etcd.as_ref())
+    CONFIG.get().filter(|c| c.source == Source::Etcd).and_then(|c| c.etcd.as_ref())
+}
+
+/// The etcd id space where the machine id set by hand is reserved, if etcd's settings are given
+/// beside it.
+pub fn reservation() -> Option<&'static EtcdConfig> {
+    CONFIG.get().filter(|c| c.source == Source::Manual).and_then(|c| c.etcd.as_ref())
 }
 
 /// The server's layout, for decoding.

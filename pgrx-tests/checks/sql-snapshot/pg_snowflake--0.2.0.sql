@@ -177,7 +177,8 @@ CREATE  FUNCTION "snowflake_machine_id_status"() RETURNS TABLE (
 	"leases_lost" bigint,
 	"refused_calls" bigint,
 	"last_error" TEXT,
-	"last_error_at" timestamp with time zone
+	"last_error_at" timestamp with time zone,
+	"holders_at_claim" bigint
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c

@@ -193,6 +193,10 @@ impl Space {
     pub fn layout_key(&self) -> String {
         format!("{}/layout", self.prefix)
     }
+    /// The reservation of a hand-set server's id: no leasing server claims it.
+    pub fn reserved_key(&self, id: i64) -> String {
+        format!("{}/reserved/{id}", self.prefix)
+    }
     /// How early the local deadline comes before the TTL ends: a fifth of it, at least half a
     /// second (clock rates differ between servers, and the worker may be scheduled late).
     pub fn margin_ms(&self) -> i64 {
@@ -240,11 +244,21 @@ pub struct Switches {
     pub mark_revision: bool,
     /// The space's layout is recorded and compared at every claim (off: only each id's mark).
     pub space_layout: bool,
+    /// A claim passes over the ids hand-set servers reserved in the space, and is guarded by
+    /// their absence (off: reservations are not read, and a leased server can take a hand-set
+    /// server's id).
+    pub reservations: bool,
 }
 
 impl Switches {
-    pub const ALL_ON: Switches =
-        Switches { deadline: true, margin: true, recorded_mark: true, mark_revision: true, space_layout: true };
+    pub const ALL_ON: Switches = Switches {
+        deadline: true,
+        margin: true,
+        recorded_mark: true,
+        mark_revision: true,
+        space_layout: true,
+        reservations: true,
+    };
 }
 
 /// Why a step could not hold an id; each text names what to look at.
@@ -266,6 +280,10 @@ pub enum ClaimError {
     SpaceLayout { recorded: String, ours: String, recorded_by: Box<Holder> },
     /// A key of the space that is not ours to read.
     Unreadable { key: String, why: String },
+    /// A hand-set server's id is held in the space by a leasing server: both issue under it.
+    ReservedIdHeld { id: i64, holder: Box<Holder> },
+    /// A hand-set server's id is reserved in the space by another server (or by hand: `by` None).
+    ReservedByAnother { id: i64, by: Option<Box<Holder>> },
 }
 
 impl ClaimError {
@@ -296,6 +314,16 @@ impl ClaimError {
                 recorded_by.describe()
             ),
             ClaimError::Unreadable { key, why } => format!("the etcd key {key} could not be read: {why}"),
+            ClaimError::ReservedIdHeld { id, holder } => format!(
+                "machine id {id} (snowflake.machine_id) is held in the id space {} by a leasing server, {}: both issue ids under it; not reserved. Give one of them another machine id",
+                space.prefix,
+                holder.describe()
+            ),
+            ClaimError::ReservedByAnother { id, by } => format!(
+                "machine id {id} (snowflake.machine_id) is reserved in the id space {} by {}: another server set by hand to the same machine id? Not reserved",
+                space.prefix,
+                by.as_ref().map_or("a key not written by pg_snowflake (reserved by hand)".to_string(), |h| format!("another server, {}", h.describe()))
+            ),
         }
     }
 
@@ -308,8 +336,19 @@ impl ClaimError {
             ClaimError::Lost { .. } => Trouble::Lost,
             ClaimError::SpaceLayout { .. } => Trouble::SpaceLayout,
             ClaimError::Unreadable { .. } => Trouble::Unreadable,
+            // A hand-set server's (it issues under its own id: no refusal gives a hint of it).
+            ClaimError::ReservedIdHeld { .. } | ClaimError::ReservedByAnother { .. } => Trouble::None,
         }
     }
+}
+
+/// What a reservation found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reserved {
+    /// Reserved by this call.
+    Now,
+    /// This server had reserved it before.
+    Already,
 }
 
 /// The id held, and its lease.
@@ -484,9 +523,13 @@ impl Claimer {
             ));
         }
         let skip = if self.switches.space_layout { stale } else { vec![] };
-        let id = choose(&space, &self.me, &view.claims, &view.marks, &skip)?;
+        if !self.switches.reservations {
+            view.reserved.clear();
+        }
+        let id = choose(&space, &self.me, &view, &skip)?;
         // Who else is in the space: a prefix mistyped starts an empty space beside the real one.
         let others: Vec<String> = view.claims.keys().take(16).map(i64::to_string).collect();
+        let holders_at_claim = view.claims.len() as i64;
         notes.push(match others.len() {
             0 if view.marks.is_empty() => format!(
                 "the id space {} was empty (no holder, no mark): this server is the first in it; if other servers should share its machine ids, check that snowflake.etcd_prefix is theirs",
@@ -504,9 +547,13 @@ impl Claimer {
         });
         let lease = etcd.grant(space.ttl_s).map_err(ClaimError::Unreachable)?;
         let me = serde_json::to_string(&self.me).expect("a holder is plain data");
-        let won = match etcd
-            .txn(&[Guard::Absent(space.claim_key(id))], &[Put { key: space.claim_key(id), value: me, lease }])
-        {
+        // No reservation of the id may appear between the range and the claim (but this server's
+        // own: a hand-set server moved to etcd takes its reserved id).
+        let mut guards = vec![Guard::Absent(space.claim_key(id))];
+        if self.switches.reservations && !view.reserved_by(id, &self.me) {
+            guards.push(Guard::Absent(space.reserved_key(id)));
+        }
+        let won = match etcd.txn(&guards, &[Put { key: space.claim_key(id), value: me, lease }]) {
             Ok(won) => won,
             Err(e) => return Err(self.give_back(etcd, lease, ClaimError::Unreachable(e))),
         };
@@ -550,9 +597,44 @@ impl Claimer {
             shared.use_up_to(self.layout.tick_of_mark(old_mark_ms), self.layout.sequence_bits());
         }
         shared.claim.claims.fetch_add(1, Relaxed);
+        shared.claim.holders_at_claim.store(holders_at_claim, Relaxed);
         self.publish(shared, &held);
         self.held = Some(held.clone());
         Ok((held, notes))
+    }
+
+    /// A hand-set server's machine id `id`, reserved in the space so that no leasing server
+    /// claims it (a fleet moved from hand-set ids to etcd one server at a time keeps every id
+    /// unique meanwhile), and checked against the space: refused when a leasing server holds it
+    /// (both issue under it: said, for the operator to fix) or another server reserved it. The
+    /// reservation has no lease: it outlives the server's stops, as its id does; the server keeps
+    /// it when moved to etcd (`choose`), and an operator removes it when the server is retired.
+    /// The write is guarded by the absence of both keys, so that a claim and a reservation of one
+    /// id never both stand, in whatever order they come or are applied.
+    pub fn reserve(&mut self, etcd: &mut impl Etcd, id: i64) -> Result<(Reserved, Vec<String>), ClaimError> {
+        let space = self.space.clone();
+        let mut notes = vec![];
+        let kvs = etcd.range(&format!("{}/", space.prefix)).map_err(ClaimError::Unreachable)?;
+        let mut view = read_space(&space, &kvs)?;
+        if self.switches.space_layout {
+            self.check_space_layout(etcd, view.layout.take(), &self.layout.describe(), &mut notes)?;
+        }
+        if let Some((holder, _)) = view.claims.get(&id).filter(|(h, _)| !h.same_server(&self.me)) {
+            return Err(ClaimError::ReservedIdHeld { id, holder: Box::new(holder.clone()) });
+        }
+        match view.reserved.get(&id) {
+            Some(_) if view.reserved_by(id, &self.me) => return Ok((Reserved::Already, notes)),
+            Some(by) => return Err(ClaimError::ReservedByAnother { id, by: by.clone().map(Box::new) }),
+            None => {}
+        }
+        let me = serde_json::to_string(&self.me).expect("a holder is plain data");
+        let key = space.reserved_key(id);
+        let guards = [Guard::Absent(key.clone()), Guard::Absent(space.claim_key(id))];
+        let done = etcd.txn(&guards, &[Put { key, value: me, lease: 0 }]).map_err(ClaimError::Unreachable)?;
+        if !done.succeeded {
+            return Err(ClaimError::Raced { id });
+        }
+        Ok((Reserved::Now, notes))
     }
 
     /// The space's layout: recorded if absent (created only if absent, so the first server's
@@ -742,18 +824,30 @@ impl Claimer {
 
 type Claims = BTreeMap<i64, (Holder, i64)>;
 type Marks = BTreeMap<i64, (MarkRecord, i64)>;
+/// The reserved ids, and by whom (None: a value pg_snowflake did not write, an operator's).
+type Reservations = BTreeMap<i64, Option<Holder>>;
 
-/// A space as read in one range: its claims (holder, lease), marks (record, revision) and layout.
-struct SpaceView {
+/// A space as read in one range: its claims (holder, lease), marks (record, revision),
+/// reservations and layout.
+pub struct SpaceView {
     claims: Claims,
     marks: Marks,
+    reserved: Reservations,
     layout: Option<SpaceLayout>,
+}
+
+impl SpaceView {
+    /// Whether `id` is reserved by `me` (the same server, whichever run).
+    fn reserved_by(&self, id: i64, me: &Holder) -> bool {
+        self.reserved.get(&id).is_some_and(|r| r.as_ref().is_some_and(|h| h.same_server(me)))
+    }
 }
 
 /// The claims, marks and layout of a space, from a range read of its prefix. Keys of other forms
 /// under the prefix are not ours and are left alone.
 fn read_space(space: &Space, kvs: &[Kv]) -> Result<SpaceView, ClaimError> {
-    let mut view = SpaceView { claims: Claims::new(), marks: Marks::new(), layout: None };
+    let mut view =
+        SpaceView { claims: Claims::new(), marks: Marks::new(), reserved: Reservations::new(), layout: None };
     for kv in kvs {
         let Some(rest) = kv.key.strip_prefix(&format!("{}/", space.prefix)) else { continue };
         let unreadable = |why: String| ClaimError::Unreadable { key: kv.key.clone(), why };
@@ -763,6 +857,9 @@ fn read_space(space: &Space, kvs: &[Kv]) -> Result<SpaceView, ClaimError> {
         } else if let Some(id) = rest.strip_prefix("mark/").and_then(|n| n.parse::<i64>().ok()) {
             let mark = serde_json::from_str(&kv.value).map_err(|e| unreadable(e.to_string()))?;
             view.marks.insert(id, (mark, kv.mod_revision));
+        } else if let Some(id) = rest.strip_prefix("reserved/").and_then(|n| n.parse::<i64>().ok()) {
+            // Any value reserves the id; pg_snowflake's names the server.
+            view.reserved.insert(id, serde_json::from_str(&kv.value).ok());
         } else if rest == "layout" {
             view.layout = Some(serde_json::from_str(&kv.value).map_err(|e| unreadable(e.to_string()))?);
         }
@@ -770,15 +867,25 @@ fn read_space(space: &Space, kvs: &[Kv]) -> Result<SpaceView, ClaimError> {
     Ok(view)
 }
 
-/// The id to claim: this server's own last id if it is free (a restart gets its id back), else
-/// the lowest free one, never one of `skip` (marks of another layout). Refuses while an earlier
-/// run of this server still holds its id (claiming another would use up the space, as Leaf's
-/// users found), and when every id is held.
-pub fn choose(space: &Space, me: &Holder, claims: &Claims, marks: &Marks, skip: &[i64]) -> Result<i64, ClaimError> {
+/// The id to claim: the id this server reserved while its id was set by hand (moved to etcd, it
+/// keeps it), else its own last id if it is free (a restart gets its id back), else the lowest
+/// free one; never one another server reserved, nor one of `skip` (marks of another layout).
+/// Refuses while an earlier run of this server still holds its id (claiming another would use up
+/// the space, as Leaf's users found), and when every id is held or reserved.
+pub fn choose(space: &Space, me: &Holder, view: &SpaceView, skip: &[i64]) -> Result<i64, ClaimError> {
+    let (claims, marks) = (&view.claims, &view.marks);
     if let Some((&id, (earlier, _))) = claims.iter().find(|(_, (h, _))| h.same_server(me)) {
         return Err(ClaimError::OwnEarlierClaim { id, earlier: Box::new(earlier.clone()) });
     }
-    let free = |id: &i64| !claims.contains_key(id) && (0..space.size).contains(id) && !skip.contains(id);
+    let free = |id: &i64| {
+        !claims.contains_key(id)
+            && (0..space.size).contains(id)
+            && !skip.contains(id)
+            && (!view.reserved.contains_key(id) || view.reserved_by(*id, me))
+    };
+    if let Some(&id) = view.reserved.keys().find(|id| view.reserved_by(**id, me) && free(id)) {
+        return Ok(id);
+    }
     if let Some((&id, _)) = marks.iter().find(|(id, (m, _))| m.holder.same_server(me) && free(id)) {
         return Ok(id);
     }

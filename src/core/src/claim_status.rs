@@ -75,6 +75,9 @@ pub struct ClaimStatus {
     /// none, and who recorded it: a refusal for a clock behind that mark names them.
     pub inherited_mark_ms: AtomicI64,
     inherited_from: MessageCell,
+    /// How many other servers held an id of the id space at this server's last claim, -1: no
+    /// claim yet (0: a new prefix starts an empty space; a typo in it too).
+    pub holders_at_claim: AtomicI64,
 }
 
 impl Default for ClaimStatus {
@@ -95,6 +98,7 @@ impl Default for ClaimStatus {
             error: MessageCell::default(),
             inherited_mark_ms: AtomicI64::new(-1),
             inherited_from: MessageCell::default(),
+            holders_at_claim: AtomicI64::new(-1),
         }
     }
 }

@@ -47,27 +47,105 @@ pub(crate) fn restarted(n: u32) -> Holder {
     Holder { postmaster: format!("{}@1700000099000000", 200 + n), ..holder(n) }
 }
 
+fn view() -> SpaceView {
+    SpaceView { claims: Claims::new(), marks: Marks::new(), reserved: Reservations::new(), layout: None }
+}
+
 #[test]
 fn the_lowest_free_id_is_claimed_and_own_id_comes_back() {
     let s = space(2);
-    let mut claims = Claims::new();
-    let mut marks = Marks::new();
-    assert_eq!(choose(&s, &holder(1), &claims, &marks, &[]), Ok(0));
-    claims.insert(0, (holder(2), 7));
-    claims.insert(1, (holder(3), 8));
-    assert_eq!(choose(&s, &holder(1), &claims, &marks, &[]), Ok(2));
-    assert_eq!(choose(&s, &holder(1), &claims, &marks, &[2]), Ok(3), "an id with a stale mark is passed over");
-    marks.insert(3, (MarkRecord { mark_ms: 5, layout: String::new(), holder: holder(1) }, 4));
-    assert_eq!(choose(&s, &restarted(1), &claims, &marks, &[]), Ok(3), "its own last id, free, after a restart");
-    claims.insert(3, (holder(1), 9));
+    let mut v = view();
+    assert_eq!(choose(&s, &holder(1), &v, &[]), Ok(0));
+    v.claims.insert(0, (holder(2), 7));
+    v.claims.insert(1, (holder(3), 8));
+    assert_eq!(choose(&s, &holder(1), &v, &[]), Ok(2));
+    assert_eq!(choose(&s, &holder(1), &v, &[2]), Ok(3), "an id with a stale mark is passed over");
+    v.marks.insert(3, (MarkRecord { mark_ms: 5, layout: String::new(), holder: holder(1) }, 4));
+    assert_eq!(choose(&s, &restarted(1), &v, &[]), Ok(3), "its own last id, free, after a restart");
+    v.claims.insert(3, (holder(1), 9));
     assert_eq!(
-        choose(&s, &restarted(1), &claims, &marks, &[]),
+        choose(&s, &restarted(1), &v, &[]),
         Err(ClaimError::OwnEarlierClaim { id: 3, earlier: Box::new(holder(1)) })
     );
-    claims.insert(2, (holder(4), 10));
-    let Err(e @ ClaimError::Exhausted { size: 4, .. }) = choose(&s, &holder(5), &claims, &marks, &[]) else { panic!() };
+    v.claims.insert(2, (holder(4), 10));
+    let Err(e @ ClaimError::Exhausted { size: 4, .. }) = choose(&s, &holder(5), &v, &[]) else { panic!() };
     let text = e.message(&s);
     assert!(text.contains("(4 ids, snowflake.machine_bits)") && text.contains("3 by db1:5432"), "{text}");
+}
+
+#[test]
+fn reserved_ids_are_passed_over_but_by_the_server_that_reserved_them() {
+    let s = space(2);
+    let mut v = view();
+    v.reserved.insert(0, Some(holder(7)));
+    v.reserved.insert(1, None);
+    assert_eq!(choose(&s, &holder(1), &v, &[]), Ok(2), "0 reserved by a hand-set server, 1 by hand");
+    assert_eq!(choose(&s, &restarted(7), &v, &[]), Ok(0), "moved to etcd, the server takes the id it reserved");
+    v.marks.insert(3, (MarkRecord { mark_ms: 5, layout: String::new(), holder: holder(7) }, 4));
+    assert_eq!(choose(&s, &holder(7), &v, &[]), Ok(0), "its reservation before its last leased id");
+}
+
+/// A hand-set server (machine id 2) reserves its id: no leasing server claims it, whichever
+/// comes first; a reservation and a claim of one id never both stand. Negative control: with
+/// reservations off, a leasing server takes the hand-set server's id.
+#[test]
+fn a_reserved_id_is_never_claimed_and_a_claimed_id_is_never_reserved() {
+    let now = EPOCH + 10_000;
+    let mut etcd = EtcdModel::at(now);
+    let mut hand = claimer(7, 2);
+    assert_eq!(hand.reserve(&mut etcd.client(false), 2).map(|r| r.0), Ok(Reserved::Now));
+    assert_eq!(hand.reserve(&mut etcd.client(false), 2).map(|r| r.0), Ok(Reserved::Already), "again at its restart");
+    let mut claimed = vec![];
+    for n in 1..=3 {
+        let shared = server();
+        let mut c = claimer(n, 2);
+        let Ok(Step::Claimed(held, _)) = c.step(&mut etcd.client(false), &shared, now) else { panic!() };
+        claimed.push(held.id);
+    }
+    assert_eq!(claimed, [0, 1, 3], "2 passed over");
+    let shared = server();
+    let Err(ClaimError::Exhausted { .. }) = claimer(4, 2).step(&mut etcd.client(false), &shared, now) else { panic!() };
+    // Another hand-set server with the same id, and one whose id a leasing server holds.
+    let Err(e @ ClaimError::ReservedByAnother { id: 2, .. }) = claimer(8, 2).reserve(&mut etcd.client(false), 2) else {
+        panic!()
+    };
+    assert!(
+        e.message(&space(2)).contains("reserved in the id space /pg_snowflake/test by another server, db7:5432"),
+        "{}",
+        e.message(&space(2))
+    );
+    let Err(e @ ClaimError::ReservedIdHeld { id: 1, .. }) = claimer(9, 2).reserve(&mut etcd.client(false), 1) else {
+        panic!()
+    };
+    assert!(e.message(&space(2)).contains("by a leasing server, db2:5432"), "{}", e.message(&space(2)));
+    // The negative control: reservations off.
+    let mut etcd = EtcdModel::at(now);
+    claimer(7, 2).reserve(&mut etcd.client(false), 0).unwrap();
+    let off = Switches { reservations: false, ..Switches::ALL_ON };
+    let shared = server();
+    let mut c = Claimer::new(space(2), holder(1), layout(2), off);
+    let Ok(Step::Claimed(held, _)) = c.step(&mut etcd.client(false), &shared, now) else { panic!() };
+    assert_eq!(held.id, 0, "with reservations off, the hand-set server's id is taken");
+}
+
+/// A reservation written between a claimer's range and its claim: the claim's guard fails, and
+/// the next claim passes the id over.
+#[test]
+fn a_reservation_between_the_range_and_the_claim_wins() {
+    let now = EPOCH + 10_000;
+    let mut etcd = EtcdModel::at(now);
+    let shared = server();
+    let mut c = claimer(1, 2);
+    let view = read_space(&space(2), &etcd.client(false).range("/pg_snowflake/test/").unwrap()).unwrap();
+    assert_eq!(choose(&space(2), &holder(1), &view, &[]), Ok(0), "what the claimer's range shows");
+    claimer(7, 2).reserve(&mut etcd.client(false), 0).unwrap();
+    // The claim with the view of before the reservation: its guard on the reservation fails.
+    let lease = etcd.client(false).grant(3).unwrap();
+    let guards = [Guard::Absent(space(2).claim_key(0)), Guard::Absent(space(2).reserved_key(0))];
+    let put = Put { key: space(2).claim_key(0), value: "{}".into(), lease };
+    assert!(!etcd.client(false).txn(&guards, &[put]).unwrap().succeeded);
+    let Ok(Step::Claimed(held, _)) = c.step(&mut etcd.client(false), &shared, now) else { panic!() };
+    assert_eq!(held.id, 1);
 }
 
 #[test]

@@ -94,6 +94,14 @@ impl EtcdModel {
         self.kv.get(key).is_some_and(|(_, l, _)| *l == lease) && self.leases.contains_key(&lease)
     }
 
+    /// Every key under `prefix` with its value, as stored now (no call: for the tests' checks).
+    pub fn entries<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        self.kv
+            .range(prefix.to_string()..)
+            .take_while(move |(k, _)| k.starts_with(prefix))
+            .map(|(k, (v, _, _))| (k.as_str(), v.as_str()))
+    }
+
     pub fn value(&self, key: &str) -> Option<&str> {
         self.kv.get(key).map(|(v, _, _)| v.as_str())
     }

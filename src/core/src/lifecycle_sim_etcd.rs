@@ -109,17 +109,7 @@ impl Lease {
     /// Who this server is, with the system identifier of the data directory it runs now (a copy
     /// keeps its original's) and its host (a copy's own).
     fn holder(&self, system_identifier: u64) -> Holder {
-        Holder {
-            system_identifier: format!("74{system_identifier:017}"),
-            host: format!("db{}", self.node),
-            port: 5432,
-            data_directory: "/var/lib/postgresql/17/main".into(),
-            postmaster: format!(
-                "{}@{}",
-                1000 * (self.node + 1) as u32 + self.run,
-                1_750_000_000_000_000 + self.run as u64
-            ),
-        }
+        holder(self.node, system_identifier, self.run)
     }
 
     /// The server starts: its postmaster is the one before if it re-initialised shared memory
@@ -150,6 +140,18 @@ impl Lease {
         let mut claimer = Claimer::new(space(layout), self.holder(system_identifier), *layout, c.switches);
         claimer.resume(shared);
         self.claimer = Some(claimer);
+    }
+}
+
+/// Server `node` with the system identifier of the data directory it runs, in its postmaster's
+/// run `run`.
+fn holder(node: usize, system_identifier: u64, run: u32) -> Holder {
+    Holder {
+        system_identifier: format!("74{system_identifier:017}"),
+        host: format!("db{node}"),
+        port: 5432,
+        data_directory: "/var/lib/postgresql/17/main".into(),
+        postmaster: format!("{}@{}", 1000 * (node + 1) as u32 + run, 1_750_000_000_000_000 + run as u64),
     }
 }
 
@@ -244,6 +246,10 @@ pub(crate) struct EtcdReached {
     pub(crate) leased_copies: u64,
     /// Leased primaries found holding an id after a history settled.
     pub(crate) held_after_settling: u64,
+    /// Hand-set servers' ids reserved in the space, and reservations refused (the id held by a
+    /// leasing server, or etcd unreachable).
+    pub(crate) reservations: u64,
+    pub(crate) reservations_refused: u64,
 }
 
 impl EtcdReached {
@@ -264,6 +270,8 @@ impl EtcdReached {
             (&mut self.leased_promotions, o.leased_promotions),
             (&mut self.leased_copies, o.leased_copies),
             (&mut self.held_after_settling, o.held_after_settling),
+            (&mut self.reservations, o.reservations),
+            (&mut self.reservations_refused, o.reservations_refused),
         ];
         for (mine, theirs) in pairs {
             *mine += theirs;
@@ -289,6 +297,8 @@ impl EtcdReached {
             (r.leased_promotions, "leased standbys promoted and claiming"),
             (r.leased_copies, "copies of leased primaries claiming"),
             (r.held_after_settling, "leased primaries holding an id after settling"),
+            (r.reservations, "hand-set ids reserved"),
+            (r.reservations_refused, "reservations refused"),
         ] {
             if reached == 0 {
                 return Err(what);
@@ -422,6 +432,41 @@ impl IdSpace {
             Err(ClaimError::OwnEarlierClaim { .. }) => lease.waited_own = true,
             Err(ClaimError::Lost { .. }) => r.leases_lost += 1,
             Err(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Hand-set server `node` (`system_identifier`: its data directory's) reserves its machine id
+    /// in the space, as its worker does at the server's start (the real `Claimer::reserve`),
+    /// through whatever reaches etcd.
+    pub(crate) fn reserve(&mut self, node: usize, system_identifier: u64, layout: &Layout, machine_id: i64) {
+        let me = holder(node, system_identifier, 0);
+        let mut claimer = Claimer::new(space(layout), me, *layout, self.controls.switches);
+        let mut calls = Calls { etcd: &mut self.etcd, cut: false, armed: &mut self.armed };
+        match claimer.reserve(&mut calls, machine_id) {
+            Ok(_) => self.reached.reservations += 1,
+            Err(_) => self.reached.reservations_refused += 1,
+        }
+    }
+
+    /// A reservation and a claim of one id never both stand in etcd (but a server's claim of the
+    /// id it reserved while set by hand): whichever came first, the other was refused.
+    /// (As the keys stand after the last call: each call expires the leases due before it acts.)
+    pub(crate) fn check_reservations(&self) -> Result<(), String> {
+        let reserved = format!("{PREFIX}/reserved/");
+        for (key, value) in self.etcd.entries(&reserved) {
+            let id = &key[reserved.len()..];
+            let Some(claim) = self.etcd.value(&format!("{PREFIX}/claim/{id}")) else { continue };
+            let (by, holder): (Holder, Holder) = (
+                serde_json::from_str(value).expect("a reservation the protocol wrote"),
+                serde_json::from_str(claim).expect("a claim the protocol wrote"),
+            );
+            if !holder.same_server(&by) {
+                return Err(format!(
+                    "machine id {id} is reserved by {} (set by hand) and claimed by {}: both can issue under it",
+                    by.host, holder.host
+                ));
+            }
         }
         Ok(())
     }

@@ -38,12 +38,16 @@ pub struct Verdict {
 
 pub fn assess(found: &MarkRecord, facts: &Facts) -> Verdict {
     let mut verdict = Verdict::default();
-    if let (Some(old), Some(new)) = (found.machine_id, facts.machine_id) {
-        if old != new {
-            verdict.notes.push(format!(
-                "pg_snowflake: the machine id is {new}; the high-water mark was written under machine id {old}. Ids continue above the mark."
-            ));
-        }
+    match (found.machine_id, facts.machine_id) {
+        (Some(old), Some(new)) if old != new => verdict.notes.push(format!(
+            "pg_snowflake: the machine id is {new}; the high-water mark was written under machine id {old}. Ids continue above the mark."
+        )),
+        // A server moved from a machine id set by hand to a leased one (a fleet moved to etcd).
+        // (A leased server's own file says -1: leased.)
+        (Some(old), None) if facts.leased && old >= 0 => verdict.notes.push(format!(
+            "pg_snowflake: the machine id is leased from etcd now; the high-water mark was written under machine id {old}, set by hand. Ids continue above the mark, under the id the worker claims (the id {old} if this server reserved it while set by hand)."
+        )),
+        _ => {}
     }
     if let Some(theirs) = found.system_identifier {
         if theirs != facts.system_identifier {
@@ -133,6 +137,20 @@ mod tests {
         assert!(v.notes[0].contains("machine id is 8") && v.notes[0].contains("machine id 7"), "{}", v.notes[0]);
         assert!(v.notes[1].contains("system identifier 99") && v.notes[1].contains("is 42"), "{}", v.notes[1]);
         assert!(v.notes[1].contains("must have its own snowflake.machine_id"));
+    }
+
+    #[test]
+    fn a_server_moved_from_a_hand_set_id_to_etcd_is_logged() {
+        let l = seed_layout(0);
+        let leased = Facts { leased: true, machine_id: None, ..facts(&l, 0, "") };
+        let v = assess(&record(7, &l, 42), &leased);
+        assert_eq!(v.notes.len(), 1);
+        assert!(
+            v.notes[0].contains("leased from etcd now") && v.notes[0].contains("machine id 7, set by hand"),
+            "{}",
+            v.notes[0]
+        );
+        assert_eq!(assess(&record(-1, &l, 42), &leased), Verdict::default(), "a leased server's own file says nothing");
     }
 
     #[test]

@@ -45,6 +45,7 @@ fn snowflake_machine_id_status() -> TableIterator<
         name!(refused_calls, i64),
         name!(last_error, Option<String>),
         name!(last_error_at, Option<TimestampWithTimeZone>),
+        name!(holders_at_claim, Option<i64>),
     ),
 > {
     let shared = raise(shared_memory::shared().ok_or(Error::NotPreloaded));
@@ -76,6 +77,7 @@ fn snowflake_machine_id_status() -> TableIterator<
         count(&c.refusals),
         c.error().or(config_error),
         at(c.error_ms.load(Relaxed)),
+        Some(c.holders_at_claim.load(Relaxed)).filter(|&n| leased && n >= 0),
     );
     TableIterator::once(row)
 }
