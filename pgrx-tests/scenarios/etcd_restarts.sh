@@ -24,6 +24,10 @@
 #    space.
 # 6. A key of the id space that pg_snowflake did not write (a claim that is not JSON): refused, with
 #    the hint of its own that the Errors page gives; the key removed, the server claims.
+# 7. etcd down past the lease's local deadline, then back (issue 52, item 2): calls refused (the
+#    lease reached its deadline without a renewal), one log line when ids stop; etcd back, it
+#    still has the lease (a restarted etcd gives every lease its TTL again), so the same lease is
+#    renewed, not counted as lost, and ids resume under the same id, one log line saying so.
 export PGOPTIONS="-c client_min_messages=error"
 trap stop_etcd EXIT
 plan_etcd 1
@@ -163,3 +167,19 @@ python3 "$PROJECT_DIR/pgrx-tests/harness/errors_in_page.py" "the refusal" "$SCRA
 etcd_curl "http://127.0.0.1:${ETCD_CLIENT_PORTS[0]}/v3/kv/deleterange" -sf --max-time 5 \
   -d "{\"key\":\"$(b64 /pg_snowflake/garbled/claim/0)\"}" >/dev/null
 echo "the key removed, the server holds machine id $(held_id garbled)"
+
+echo "== 7. etcd down past the lease's deadline, then back"
+lease_before=$(psql_on garbled -At -c "SELECT lease_id FROM snowflake_machine_id_status()")
+stop_etcd
+for _ in $(seq 1 300); do
+  psql_on garbled -At -c "SELECT snowflake_nextval()" >/dev/null 2>&1 || break
+  sleep 0.1
+done
+echo "calls refused once the deadline passed: $(psql_on garbled -At -c "SELECT snowflake_nextval()" 2>&1 | grep -c "reached its local deadline" || true)"
+psql_on garbled -At -c "SELECT 'held: ' || held FROM snowflake_machine_id_status()"
+sleep 4
+start_etcd
+echo "etcd back: the server holds machine id $(held_id garbled)"
+psql_on garbled -At -c "SELECT 'the same lease: ' || (lease_id = '$lease_before') || ', leases lost: ' || leases_lost || ', failed renewals counted: ' || (renewal_failures > 0) FROM snowflake_machine_id_status()"
+grep -o "pg_snowflake: ids stopped: the lease of machine id 0 reached its local deadline without a renewal; they resume once a renewal succeeds" "$SCRATCH/garbled.log" | head -n 1
+grep -o "pg_snowflake: ids resume, under machine id 0" "$SCRATCH/garbled.log" | head -n 1
