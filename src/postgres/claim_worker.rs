@@ -201,10 +201,14 @@ fn reserve(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer, id: 
                 for note in notes {
                     pgrx::log!("pg_snowflake: {note}");
                 }
-                if !reported || done == Reserved::Now {
+                if !reported || done != Reserved::Already {
+                    let how = match done {
+                        Reserved::Now => "reserved",
+                        Reserved::Already => "is reserved (by this server already)",
+                        Reserved::TakenOver => "reserved, taken over from the server of this cluster that reserved it (its primary before a failover)",
+                    };
                     pgrx::log!(
-                        "pg_snowflake: machine id {id} (set by hand) {} in {}: leasing servers of the id space pass it over",
-                        if done == Reserved::Now { "reserved" } else { "is reserved (by this server, since an earlier start)" },
+                        "pg_snowflake: machine id {id} (set by hand) {how} in {}: leasing servers of the id space pass it over",
                         config.describe()
                     );
                     reported = true;

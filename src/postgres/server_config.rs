@@ -44,7 +44,7 @@ pub fn configure() {
         (Ok(g), Some(etcd)) if source == Source::Manual => {
             pgrx::log!("pg_snowflake: machine id {}, layout {}", g.machine_id(), g.layout().describe());
             pgrx::log!(
-                "pg_snowflake: machine id {} (set by hand) is reserved in {} by the worker \"pg_snowflake machine id\": no leasing server of the id space takes it",
+                "pg_snowflake: machine id {} (set by hand) is to be reserved in {} by the worker \"pg_snowflake machine id\", so that no leasing server of the id space takes it",
                 g.machine_id(),
                 etcd.describe()
             );

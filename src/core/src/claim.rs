@@ -284,6 +284,8 @@ pub enum ClaimError {
     ReservedIdHeld { id: i64, holder: Box<Holder> },
     /// A hand-set server's id is reserved in the space by another server (or by hand: `by` None).
     ReservedByAnother { id: i64, by: Option<Box<Holder>> },
+    /// The reservation's write found the id claimed or reserved meanwhile: look again.
+    ReserveRaced { id: i64 },
 }
 
 impl ClaimError {
@@ -324,6 +326,9 @@ impl ClaimError {
                 space.prefix,
                 by.as_ref().map_or("a key not written by pg_snowflake (reserved by hand)".to_string(), |h| format!("another server, {}", h.describe()))
             ),
+            ClaimError::ReserveRaced { id } => {
+                format!("machine id {id} was claimed or reserved by another server while this one reserved it; looking again")
+            }
         }
     }
 
@@ -337,7 +342,9 @@ impl ClaimError {
             ClaimError::SpaceLayout { .. } => Trouble::SpaceLayout,
             ClaimError::Unreadable { .. } => Trouble::Unreadable,
             // A hand-set server's (it issues under its own id: no refusal gives a hint of it).
-            ClaimError::ReservedIdHeld { .. } | ClaimError::ReservedByAnother { .. } => Trouble::None,
+            ClaimError::ReservedIdHeld { .. }
+            | ClaimError::ReservedByAnother { .. }
+            | ClaimError::ReserveRaced { .. } => Trouble::None,
         }
     }
 }
@@ -349,6 +356,9 @@ pub enum Reserved {
     Now,
     /// This server had reserved it before.
     Already,
+    /// Another server of the same cluster (system identifier) had reserved it: the primary before
+    /// a failover. The reservation names this server now.
+    TakenOver,
 }
 
 /// The id held, and its lease.
@@ -531,11 +541,16 @@ impl Claimer {
         let others: Vec<String> = view.claims.keys().take(16).map(i64::to_string).collect();
         let holders_at_claim = view.claims.len() as i64;
         notes.push(match others.len() {
-            0 if view.marks.is_empty() => format!(
+            0 if view.marks.is_empty() && view.reserved.is_empty() => format!(
                 "the id space {} was empty (no holder, no mark): this server is the first in it; if other servers should share its machine ids, check that snowflake.etcd_prefix is theirs",
                 space.prefix
             ),
-            0 => format!("the id space {}: no other holder now, marks of {} ids", space.prefix, view.marks.len()),
+            0 => format!(
+                "the id space {}: no other holder now, marks of {} ids, {} ids reserved by servers set by hand",
+                space.prefix,
+                view.marks.len(),
+                view.reserved.len()
+            ),
             n => format!(
                 "the id space {}: {} other holder{} now (machine ids {}{})",
                 space.prefix,
@@ -549,9 +564,14 @@ impl Claimer {
         let me = serde_json::to_string(&self.me).expect("a holder is plain data");
         // No reservation of the id may appear between the range and the claim (but this server's
         // own: a hand-set server moved to etcd takes its reserved id).
+        // (Its own reservation: unchanged since the range, so that one removed by hand and made
+        // by another server meanwhile is not claimed.)
         let mut guards = vec![Guard::Absent(space.claim_key(id))];
-        if self.switches.reservations && !view.reserved_by(id, &self.me) {
-            guards.push(Guard::Absent(space.reserved_key(id)));
+        if self.switches.reservations {
+            guards.push(match view.reserved.get(&id).filter(|_| view.reserved_by(id, &self.me)) {
+                Some(&(_, revision)) => Guard::Revision(space.reserved_key(id), revision),
+                None => Guard::Absent(space.reserved_key(id)),
+            });
         }
         let won = match etcd.txn(&guards, &[Put { key: space.claim_key(id), value: me, lease }]) {
             Ok(won) => won,
@@ -622,19 +642,41 @@ impl Claimer {
         if let Some((holder, _)) = view.claims.get(&id).filter(|(h, _)| !h.same_server(&self.me)) {
             return Err(ClaimError::ReservedIdHeld { id, holder: Box::new(holder.clone()) });
         }
-        match view.reserved.get(&id) {
-            Some(_) if view.reserved_by(id, &self.me) => return Ok((Reserved::Already, notes)),
-            Some(by) => return Err(ClaimError::ReservedByAnother { id, by: by.clone().map(Box::new) }),
-            None => {}
+        // Ids this server reserved before under another machine id: kept out of every claim of its
+        // own (see `choose`), left for the operator to remove.
+        let stale: Vec<String> = view
+            .reserved
+            .keys()
+            .filter(|&&other| other != id && view.reserved_by(other, &self.me))
+            .map(i64::to_string)
+            .collect();
+        if !stale.is_empty() {
+            notes.push(format!(
+                "machine ids {} of the id space {} are reserved by this server too (set by hand before): remove those no server uses (etcdctl del {}/reserved/ID); while this server holds several, it takes none of them when moved to etcd",
+                stale.join(", "),
+                space.prefix,
+                space.prefix
+            ));
         }
-        let me = serde_json::to_string(&self.me).expect("a holder is plain data");
         let key = space.reserved_key(id);
-        let guards = [Guard::Absent(key.clone()), Guard::Absent(space.claim_key(id))];
+        let guard = match view.reserved.get(&id) {
+            Some(_) if view.reserved_by(id, &self.me) => return Ok((Reserved::Already, notes)),
+            // The same cluster: its primary before a failover (a standby carries its primary's
+            // machine id). The reservation follows the cluster's primary.
+            Some((Some(by), revision)) if by.system_identifier == self.me.system_identifier => {
+                Guard::Revision(key.clone(), *revision)
+            }
+            Some((by, _)) => return Err(ClaimError::ReservedByAnother { id, by: by.clone().map(Box::new) }),
+            None => Guard::Absent(key.clone()),
+        };
+        let taken_over = matches!(guard, Guard::Revision(..));
+        let me = serde_json::to_string(&self.me).expect("a holder is plain data");
+        let guards = [guard, Guard::Absent(space.claim_key(id))];
         let done = etcd.txn(&guards, &[Put { key, value: me, lease: 0 }]).map_err(ClaimError::Unreachable)?;
         if !done.succeeded {
-            return Err(ClaimError::Raced { id });
+            return Err(ClaimError::ReserveRaced { id });
         }
-        Ok((Reserved::Now, notes))
+        Ok((if taken_over { Reserved::TakenOver } else { Reserved::Now }, notes))
     }
 
     /// The space's layout: recorded if absent (created only if absent, so the first server's
@@ -824,8 +866,9 @@ impl Claimer {
 
 type Claims = BTreeMap<i64, (Holder, i64)>;
 type Marks = BTreeMap<i64, (MarkRecord, i64)>;
-/// The reserved ids, and by whom (None: a value pg_snowflake did not write, an operator's).
-type Reservations = BTreeMap<i64, Option<Holder>>;
+/// The reserved ids: by whom (None: a value pg_snowflake did not write, an operator's), and the
+/// revision of the key.
+type Reservations = BTreeMap<i64, (Option<Holder>, i64)>;
 
 /// A space as read in one range: its claims (holder, lease), marks (record, revision),
 /// reservations and layout.
@@ -839,7 +882,7 @@ pub struct SpaceView {
 impl SpaceView {
     /// Whether `id` is reserved by `me` (the same server, whichever run).
     fn reserved_by(&self, id: i64, me: &Holder) -> bool {
-        self.reserved.get(&id).is_some_and(|r| r.as_ref().is_some_and(|h| h.same_server(me)))
+        self.reserved.get(&id).is_some_and(|(r, _)| r.as_ref().is_some_and(|h| h.same_server(me)))
     }
 }
 
@@ -858,8 +901,11 @@ fn read_space(space: &Space, kvs: &[Kv]) -> Result<SpaceView, ClaimError> {
             let mark = serde_json::from_str(&kv.value).map_err(|e| unreadable(e.to_string()))?;
             view.marks.insert(id, (mark, kv.mod_revision));
         } else if let Some(id) = rest.strip_prefix("reserved/").and_then(|n| n.parse::<i64>().ok()) {
-            // Any value reserves the id; pg_snowflake's names the server.
-            view.reserved.insert(id, serde_json::from_str(&kv.value).ok());
+            // Any value reserves the id; pg_snowflake's names the server. A key written otherwise
+            // than the protocol writes it (`reserved/007`) counts for the id too: passed over.
+            let by = serde_json::from_str(&kv.value).ok().filter(|_| rest == format!("reserved/{id}"));
+            let revision = if rest == format!("reserved/{id}") { kv.mod_revision } else { -1 };
+            view.reserved.entry(id).and_modify(|r| *r = (None, -1)).or_insert((by, revision));
         } else if rest == "layout" {
             view.layout = Some(serde_json::from_str(&kv.value).map_err(|e| unreadable(e.to_string()))?);
         }
@@ -877,13 +923,17 @@ pub fn choose(space: &Space, me: &Holder, view: &SpaceView, skip: &[i64]) -> Res
     if let Some((&id, (earlier, _))) = claims.iter().find(|(_, (h, _))| h.same_server(me)) {
         return Err(ClaimError::OwnEarlierClaim { id, earlier: Box::new(earlier.clone()) });
     }
+    // Its own reservation, if it has exactly one. (Several: it was renumbered while set by hand,
+    // and which is its id now is not known here: none is taken.)
+    let own: Vec<i64> = view.reserved.keys().copied().filter(|&id| view.reserved_by(id, me)).collect();
+    let own = if let [id] = own[..] { Some(id) } else { None };
     let free = |id: &i64| {
         !claims.contains_key(id)
             && (0..space.size).contains(id)
             && !skip.contains(id)
-            && (!view.reserved.contains_key(id) || view.reserved_by(*id, me))
+            && (!view.reserved.contains_key(id) || own == Some(*id))
     };
-    if let Some(&id) = view.reserved.keys().find(|id| view.reserved_by(**id, me) && free(id)) {
+    if let Some(id) = own.filter(free) {
         return Ok(id);
     }
     if let Some((&id, _)) = marks.iter().find(|(id, (m, _))| m.holder.same_server(me) && free(id)) {

@@ -77,12 +77,61 @@ fn the_lowest_free_id_is_claimed_and_own_id_comes_back() {
 fn reserved_ids_are_passed_over_but_by_the_server_that_reserved_them() {
     let s = space(2);
     let mut v = view();
-    v.reserved.insert(0, Some(holder(7)));
-    v.reserved.insert(1, None);
+    v.reserved.insert(0, (Some(holder(7)), 11));
+    v.reserved.insert(1, (None, 12));
     assert_eq!(choose(&s, &holder(1), &v, &[]), Ok(2), "0 reserved by a hand-set server, 1 by hand");
     assert_eq!(choose(&s, &restarted(7), &v, &[]), Ok(0), "moved to etcd, the server takes the id it reserved");
     v.marks.insert(3, (MarkRecord { mark_ms: 5, layout: String::new(), holder: holder(7) }, 4));
     assert_eq!(choose(&s, &holder(7), &v, &[]), Ok(0), "its reservation before its last leased id");
+    // Renumbered while set by hand (5, then 7 in a space of 8): which is its id now is unknown,
+    // so neither is taken.
+    let s = space(3);
+    v.reserved.insert(2, (Some(holder(7)), 13));
+    assert_eq!(choose(&s, &holder(7), &v, &[]), Ok(3), "two of its own: neither, its last leased id");
+}
+
+/// After a failover of a cluster set by hand, its promoted standby (the same system identifier,
+/// another data directory) takes the reservation over (and its old primary, promoted again after
+/// a failback, would take it back); a server of another cluster does not.
+#[test]
+fn a_reservation_follows_its_cluster_s_primary() {
+    let now = EPOCH + 10_000;
+    let mut etcd = EtcdModel::at(now);
+    claimer(7, 2).reserve(&mut etcd.client(false), 2).unwrap();
+    let standby = Holder { host: "db7-standby".into(), ..holder(7) };
+    let mut promoted = Claimer::new(space(2), standby.clone(), layout(2), Switches::ALL_ON);
+    assert_eq!(promoted.reserve(&mut etcd.client(false), 2).map(|r| r.0), Ok(Reserved::TakenOver));
+    assert_eq!(promoted.reserve(&mut etcd.client(false), 2).map(|r| r.0), Ok(Reserved::Already));
+    let Err(ClaimError::ReservedByAnother { id: 2, .. }) = claimer(8, 2).reserve(&mut etcd.client(false), 2) else {
+        panic!("a server of another cluster: refused")
+    };
+    // Moved to etcd, the promoted standby keeps the id.
+    let shared = server();
+    let mut moved = Claimer::new(space(2), standby, layout(2), Switches::ALL_ON);
+    let Ok(Step::Claimed(held, _)) = moved.step(&mut etcd.client(false), &shared, now) else { panic!() };
+    assert_eq!(held.id, 2);
+}
+
+/// A server moved to etcd claims its own reservation guarded by the reservation's revision: one
+/// removed by hand and made by another server between its range and its claim is not claimed.
+#[test]
+fn an_own_reservation_replaced_meanwhile_is_not_claimed() {
+    let now = EPOCH + 10_000;
+    let mut etcd = EtcdModel::at(now);
+    claimer(7, 2).reserve(&mut etcd.client(false), 0).unwrap();
+    let view = read_space(&space(2), &etcd.client(false).range("/pg_snowflake/test/").unwrap()).unwrap();
+    assert_eq!(choose(&space(2), &holder(7), &view, &[]), Ok(0));
+    let (_, revision) = view.reserved[&0];
+    // Removed by hand (a put of another server's reservation over it, as after a deletion).
+    let other = serde_json::to_string(&holder(8)).unwrap();
+    etcd.client(false).txn(&[], &[Put { key: space(2).reserved_key(0), value: other, lease: 0 }]).unwrap();
+    let lease = etcd.client(false).grant(3).unwrap();
+    let guards = [Guard::Absent(space(2).claim_key(0)), Guard::Revision(space(2).reserved_key(0), revision)];
+    let put = Put { key: space(2).claim_key(0), value: "{}".into(), lease };
+    assert!(!etcd.client(false).txn(&guards, &[put]).unwrap().succeeded, "the claim's guard fails");
+    let shared = server();
+    let Ok(Step::Claimed(held, _)) = claimer(7, 2).step(&mut etcd.client(false), &shared, now) else { panic!() };
+    assert_eq!(held.id, 1, "and the next claim passes 0 over: another server's now");
 }
 
 /// A hand-set server (machine id 2) reserves its id: no leasing server claims it, whichever
@@ -146,6 +195,13 @@ fn a_reservation_between_the_range_and_the_claim_wins() {
     assert!(!etcd.client(false).txn(&guards, &[put]).unwrap().succeeded);
     let Ok(Step::Claimed(held, _)) = c.step(&mut etcd.client(false), &shared, now) else { panic!() };
     assert_eq!(held.id, 1);
+    // A key not written as the protocol writes it counts for its id, and is nobody's.
+    let odd = "/pg_snowflake/test/reserved/03";
+    etcd.client(false)
+        .txn(&[], &[Put { key: odd.into(), value: serde_json::to_string(&holder(2)).unwrap(), lease: 0 }])
+        .unwrap();
+    let view = read_space(&space(2), &etcd.client(false).range("/pg_snowflake/test/").unwrap()).unwrap();
+    assert_eq!(view.reserved.get(&3), Some(&(None, -1)));
 }
 
 #[test]
