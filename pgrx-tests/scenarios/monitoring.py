@@ -67,6 +67,9 @@ METRIC_OF_STATUS_COLUMN = {
     "refused_calls": "snowflake_machine_id_refused_calls_total",
     "last_error": None,
     "last_error_at": None,
+    # How many servers held an id of the space at the last claim: read in the status when the
+    # log's claim line is not at hand (a prefix of its own: 0), not a series to watch.
+    "holders_at_claim": None,
 }
 STATUS_METRICS = {m for m in METRIC_OF_STATUS_COLUMN.values() if m and m.startswith("snowflake_machine_id_")}
 # The mark's lead moves with the clock between the scrape and the query: this much is the same.
