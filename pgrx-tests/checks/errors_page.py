@@ -407,4 +407,5 @@ def main():
     print(f"docs/errors.md: {len(states)} errors of the core, {len(errnos)} system errors of the mark write, the shell's and sql/'s errors: each has its row")
 
 
-main()
+if __name__ == "__main__":
+    main()

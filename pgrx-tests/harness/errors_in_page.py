@@ -12,23 +12,21 @@ import os
 import re
 import sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+# The Errors page's reader, as the page check reads it (pgrx-tests/checks/errors_page.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "checks"))
+import errors_page  # noqa: E402
+
+errors_page.ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
 def fixed_part(text):
-    pieces = re.split(r"\.\.\.|\bN\b|\bM\b", text)
-    return max(pieces, key=len).strip()
+    """The longest fixed part of a row's message: its example values (`...`, N, M) aside."""
+    return errors_page.fixed_part(re.sub(r"\.\.\.|\bN\b|\bM\b", "{}", text))
 
 
 def page_rows():
-    rows = []
-    for line in open(os.path.join(ROOT, "docs", "errors.md")):
-        if not re.match(r"\| [0-9A-Z]{5} \|", line):
-            continue
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-        message = cells[1].strip("`").replace("\\|", "|")
-        rows.append((cells[0], message, cells[2]))
-    return rows
+    """(SQLSTATE, message, hint) of every error row of the page."""
+    return [(c[0], errors_page.unquote(c[1]), c[2]) for _, h, c in errors_page.page_rows() if h and h[0] == "SQLSTATE"]
 
 
 def refusals(paths):
