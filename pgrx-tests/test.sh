@@ -351,7 +351,8 @@ for p in $PACKAGES; do
     failed=$((failed + 1))
     continue
   fi
-  tests=("$PROJECT_DIR/pgrx-tests/packaging/package_contents.sh" "$PROJECT_DIR/pgrx-tests/packaging/package_wrong_major.sh")
+  tests=("$PROJECT_DIR/pgrx-tests/packaging/package_contents.sh" "$PROJECT_DIR/pgrx-tests/packaging/package_wrong_major.sh"
+    "$PROJECT_DIR/pgrx-tests/packaging/package_fast_path.sh")
   [ "$p" = "$SYSTEM_PG_MAJOR" ] && tests+=("$PROJECT_DIR/pgrx-tests/packaging/package_debian_install.sh")
   for file in "${tests[@]}"; do
     use_pg "$p"

@@ -355,6 +355,14 @@ COMMENT ON FUNCTION snowflake_internal.peer_deadline(integer) IS
 COMMENT ON FUNCTION snowflake_internal.dblink_poll(text, integer) IS
     'For snowflake_check_peers(): waits at most timeout_ms for the answer on the caller''s dblink link; refuses an answer that takes more than 64 kB or announces a message of more than 16 MB';
 
+-- snowflake_nextval() enters through a raw entry point (issue 61: the plain case without pgrx's
+-- frames, every other case through the guarded function, whose symbol 0.1.0 bound): the same
+-- function, its grants and its uses in column defaults kept.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'snowflake_nextval_fast';
+
 -- 2. Least privilege (sql/comments.sql, "Privileges"): revoked from PUBLIC. snowflake_stats_reset()
 --    was revoked already in 0.1.0 and stays so. Roles that insert must then be granted
 --    snowflake_nextval() (and the public-id functions if they use them), best in the same

@@ -683,7 +683,7 @@ impl World {
         let lease_id = shared.claim.lease_id.load(Relaxed);
         let of_grant = grant_of(shared, &l).map(|(machine_id, _)| machine_id);
         let taken = if taken {
-            match g.take(shared, now_tick, grant) {
+            match g.take::<false>(shared, now_tick as u64, grant) {
                 Ok(Some(t)) => Some(t),
                 _ => return,
             }
@@ -719,7 +719,7 @@ impl World {
         let taken = match s.taken {
             Some(t) => Some(t),
             // Refused, or a wait: the call goes on as any other call would.
-            None => g.take(shared, now_tick, s.grant).unwrap_or_default(),
+            None => g.take::<false>(shared, now_tick as u64, s.grant).unwrap_or_default(),
         };
         let Some((id, _)) = taken.and_then(|t| g.confirm(shared, t)) else {
             self.reached.stalls_started_over += 1;
