@@ -40,6 +40,7 @@ writes what the server did into the pages instead (review the diff!). What it ch
 `README_ONLY=blocks|reference|errors` runs one part (reference includes the settings).
 """
 import os
+import pwd
 import re
 import subprocess
 import sys
@@ -371,9 +372,14 @@ def make_standby(primary):
     return s
 
 
+# The OS user the servers run as (cluster.py: postgres when the checker runs as root), which a
+# mask's pattern names as $SERVER_USER.
+SERVER_USER = "postgres" if AS_ROOT else pwd.getpwuid(os.geteuid()).pw_name
+
+
 def masked(text, masks):
     for pattern, repl in masks:
-        text = re.sub(pattern, repl, text)
+        text = re.sub(pattern.replace("$SERVER_USER", re.escape(SERVER_USER)), repl, text)
     return text
 
 
