@@ -12,8 +12,8 @@
 #   4. install_way.py finds three plain installs planted in a pg_regress test, a .sh scenario and
 #      the README, and exactly those;
 #   5. no_installs.py finds an install planted in a scenario, not one named in a comment;
-#   6. changelog.py, errors_page.py, manual_prose.py, mirrored_blocks.py and client_versions.py, on
-#      one copy with 20 faults planted, name each (and nothing else).
+#   6. changelog.py, errors_page.py, manual_prose.py, mirrored_blocks.py, client_versions.py and
+#      clients/generate.py --check, on one copy with 23 faults planted, name each (and nothing else).
 #
 # Usage: bash pgrx-tests/checks/self_tests.sh
 set -euo pipefail
@@ -76,13 +76,13 @@ out=$(python3 pgrx-tests/checks/no_installs.py "$probe" 2>&1 || true)
 rm -rf "$probe"
 [[ $out == "pgrx-tests/scenarios/x.sh:2: installs in a scenario"* && $out != *"x.sh:3"* ]] || fail "no_installs.py's negative control (got: $out)"
 
-say "the manual's checks (9 to 13 of checks.sh) name 20 planted faults"
+say "the manual's checks (9 to 14 of checks.sh) name 23 planted faults"
 probe=$(mktemp -d)
 mkdir -p "$probe/pgrx-tests/checks"
-cp -r README.md CHANGELOG.md Cargo.toml mkdocs.yml docs sql src monitoring "$probe/"
+cp -r README.md CHANGELOG.md Cargo.toml LICENSE mkdocs.yml docs sql src monitoring clients "$probe/"
 cp -r pgrx-tests/scenarios pgrx-tests/expected "$probe/pgrx-tests/" && cp -r pgrx-tests/checks/sql-snapshot "$probe/pgrx-tests/checks/"
 mkdir -p "$probe/pgrx-tests/checks/readme/clients/rust"
-cp pgrx-tests/checks/readme/clients/{requirements.txt,package.json} "$probe/pgrx-tests/checks/readme/clients/"
+cp pgrx-tests/checks/readme/clients/{requirements.txt,requirements-older.txt,package.json} "$probe/pgrx-tests/checks/readme/clients/"
 cp pgrx-tests/checks/readme/clients/rust/Cargo.lock "$probe/pgrx-tests/checks/readme/clients/rust/"
 python3 - "$probe" >"$probe/planted" <<'PY'
 import re, sys
@@ -103,11 +103,12 @@ plant("CHANGELOG.md", "  `snowflake.lease_sync` (leases confirmed by the synchro
 plant("CHANGELOG.md", "`snowflake_internal.peer_deadline(int)`. Grant", "the deadline. Grant", "a privilege", line=False)
 plant("docs/upgrading.md", "`snowflake.max_clock_jump`,\n", "the clock jump guard,\n", "a setting Upgrading no longer names", line=False)
 # 10. the Errors page: a row gone, a SQLSTATE wrong, the shell's own error gone, a reason of a
-# machine id source gone.
+# machine id source gone, a reason a public id is refused for gone.
 text = open(f"{root}/docs/errors.md").read()
 for pattern, what in ((r"\| 58000 \| `the system clock did not reach.*\n", "the clock that stands still"),
                       (r"\| 54000 \| .*\n", "dblink_poll's 54000"),
-                      (r"\| 22023 \| `no machine id from snowflake.machine_id_source: 'consul' is not a source.*\n", "a source that does not exist")):
+                      (r"\| 22023 \| `no machine id from snowflake.machine_id_source: 'consul' is not a source.*\n", "a source that does not exist"),
+                      (r"\| 22P02 \| `invalid snowflake public id \"[a-z0-9]*\": its last character .*\n", "a public id's spare bits")):
     text = re.sub(pattern, "", text, count=1)
     print(f"docs/errors.md {what}")
 text = text.replace("| `ENOSPC` (no space left on the device) | 53100 |", "| `ENOSPC` (no space left on the device) | 58030 |")
@@ -125,9 +126,13 @@ plant("docs/conversion.md", "accounts ALTER COLUMN id SET DEFAULT snowflake.snow
 plant("docs/many-servers.md", "WITH (origin = none, copy_data = false);\n-- on db2", "WITH (copy_data = false);\n-- on db2", "a statement active_active does not run")
 # 13. client recipes: a heading broader than the version tested, an older version claimed bare.
 plant("docs/application.md", "## Python: SQLAlchemy 2.1", "## Python: SQLAlchemy 2", "a heading that claims every 2.x")
-plant("docs/application.md", "leaves it out of the `INSERT`", "leaves it out of the `INSERT` (Django 5.0 and later)", "an older version claimed without what differs")
+plant("docs/application.md", "it out of the `INSERT` and reads it back", "it out of the `INSERT` (Django 5.0 and later) and reads it back", "an older version claimed without what differs")
+plant("docs/application.md", "**Older versions**: psycopg 3.2 runs", "**Older versions**: psycopg runs", "an older version the packages' tests run, no longer named", line=False)
+# 14. the client packages: a preset changed in the core, not in the packages.
+plant("src/core/src/presets.rs", "tick_ms: 10,", "tick_ms: 1,", "a preset changed in the core only", line=False)
 PY
-out=$(for c in changelog errors_page manual_prose mirrored_blocks client_versions; do python3 "pgrx-tests/checks/$c.py" "$probe" 2>&1 || true; done)
+out=$(for c in changelog errors_page manual_prose mirrored_blocks client_versions; do python3 "pgrx-tests/checks/$c.py" "$probe" 2>&1 || true; done
+      python3 clients/generate.py --check "$probe" 2>&1 || true)
 # Each fault planted at a line is named at that line; the others by what they lack; nothing else.
 while read -r at what; do
   if [[ $at == *:* ]]; then grep -q "^$at: " <<<"$out" || fail "the planted fault at $at ($what) was not named: $out"; fi
@@ -135,11 +140,14 @@ done <"$probe/planted"
 for want in "does not name the function snowflake_to_jsonb(bigint)" "does not name the column clock_waits" \
             "does not name the setting snowflake.lease_sync" "does not name the privileges of snowflake_internal.peer_deadline(int)" \
             "snowflake.max_clock_jump is named by the changelog's section only" "no row for Error::ClockStalled" ": no row of docs/errors.md with 54000 and a message holding" \
-            "src/core/src/machine_source.rs:18: no row of docs/errors.md with 22023 and a message 'no machine id from ...' holding \"' is not a source"; do
+            "src/core/src/machine_source.rs:18: no row of docs/errors.md with 22023 and a message 'no machine id from ...' holding \"' is not a source" \
+            "no row of docs/errors.md with 22P02 and a message 'invalid snowflake public id ...' holding ') sets bits that no token has: a token ends in one of'" \
+            "the psycopg section's **Older versions** paragraph must name psycopg 3.2" \
+            "clients/python/src/pg_snowflake/presets.py: not what clients/generate.py makes" "clients/js/presets.js: not what clients/generate.py makes"; do
   grep -qF "$want" <<<"$out" || fail "a planted fault was not named: $want (got: $out)"
 done
 # (The setting left out of the changelog is named twice: by its section, and as one Upgrading names alone.)
-[ "$(grep -c . <<<"$out")" = 20 ] || fail "the planted faults make 20 failures, not: $out"
+[ "$(grep -c . <<<"$out")" = 24 ] || fail "the planted faults make 24 failures, not: $out"
 rm -rf "$probe"
 
 if [ "$failed" = 0 ]; then echo "self-tests: 6 passed, 0 failed"; else echo "self-tests: some FAILED"; fi

@@ -102,15 +102,20 @@ pub enum Error {
     KeyFile {
         path: String,
         problem: crate::key_file::KeyFileProblem,
+        /// The server's OS user, by name (its user id where the system has no name for it): the
+        /// hint's `chown` names it.
+        server_user: String,
     },
     /// The key setting is not 32 or 64 hexadecimal characters (its text is never repeated).
     PublicKeyInvalid {
         setting: &'static str,
         length: usize,
     },
+    /// A text that is not a public id: its spelling (`public_id::Spelling::reason`), or not made
+    /// with this server's key.
     InvalidPublicId {
         token: String,
-        reason: &'static str,
+        reason: String,
     },
     /// The clock is behind the last issued tick, whose sequence is used up, and did not catch up
     /// within `snowflake.max_clock_wait`.
@@ -216,7 +221,7 @@ impl Error {
                 crate::mark_file::FILE_NAME
             ),
             Error::PublicKeyUnset => "snowflake.public_key_file is not set: public ids need a key".into(),
-            Error::KeyFile { path, problem } => problem.message(path),
+            Error::KeyFile { path, problem, .. } => problem.message(path),
             Error::PublicKeyInvalid { setting, length } => format!(
                 "{setting} is not 32 or 64 hexadecimal characters (a 128- or 256-bit key); it has {length} characters"
             ),
@@ -282,7 +287,7 @@ impl Error {
             Error::NotAFixedLayout { .. } | Error::LayoutArgument { .. } => "Name a preset, or give this server's layout as arguments (epoch, machine_bits, sequence_bits, time_unit_ms: the values of SELECT * FROM snowflake_layout()), epoch with its UTC offset; the STABLE forms without a layout read the server's.".into(),
             Error::MarkUnreadable => "The server log says why. The file holds the time of the last id this server may have issued: restore it; or remove it and restart, only if the clock is certainly later than every id issued or with a snowflake.machine_id no server has used.".into(),
             Error::PublicKeyUnset => "Write a key into a file owned by the server's OS user with chmod 600 (openssl rand -hex 32 > keyfile), name it in postgresql.conf with snowflake.public_key_file, and reload. Keep it secret and keep it: tokens only decode with their key.".into(),
-            Error::KeyFile { path, problem } => problem.hint(path),
+            Error::KeyFile { path, problem, server_user } => problem.hint(path, server_user),
             Error::PublicKeyInvalid { .. } => "Write the key as 32 or 64 hexadecimal characters (openssl rand -hex 16, or -hex 32) and reload.".into(),
             Error::InvalidPublicId { .. } => "Public ids are 26 characters made by snowflake_to_public() with this server's key; snowflake_try_from_public() returns NULL instead of raising.".into(),
             Error::MarkWrite { .. } => "Check the data directory's free space, permissions and disk (the server log may say more); ids resume by themselves as soon as the mark can be written.".into(),
