@@ -8,7 +8,9 @@
 #   1. the scenario runner stops at a scenario's first failing command;
 #   2. the cycle check sees a cycle through an inline module's `super::super::`, and the order check
 #      a core module that uses one listed below it in lib.rs;
-#   3. upgrade_copies.py sees a copy that differs;
+#   3. upgrade_copies.py sees a copy of a file that differs, and a description of sql/comments.sql
+#      that differs, at its line;
+#   0. the test command refuses a misspelt name and a selection that runs nothing;
 #   4. install_way.py finds three plain installs planted in a pg_regress test, a .sh scenario and
 #      the README, and exactly those;
 #   5. no_installs.py finds an install planted in a scenario, not one named in a comment;
@@ -30,6 +32,15 @@ out=$(run_sh_scenario "$probe/stops.sh" /dev/null 2>&1 || echo "exit $?")
 rm -rf "$probe"
 [ "$out" = $'before\nexit 1' ] || fail "a scenario went on after a failing command: got: $out"
 
+say "the test command refuses a misspelt name and a selection that runs nothing"
+# (Before any set-up: these take a second.)
+out=$(bash pgrx-tests/test.sh --pg 15 immutable_layout 2>&1 || echo "exit $?")
+[[ $out == *"immutable_layout is no test: did you mean immutable_layouts?"*"exit 1" ]] || fail "a misspelt name was not refused: $out"
+out=$(bash pgrx-tests/test.sh --pg 14 patroni 2>&1 || echo "exit $?")
+[[ $out == *"patroni runs on none of the majors tested (14): it runs on 15"*"exit 1" ]] || fail "a selection that runs nothing was not refused: $out"
+out=$(bash pgrx-tests/test.sh --pg 18 pg_upgrade 2>&1 || echo "exit $?")
+[[ $out == *"pg_upgrade runs on none of the majors tested (18)"*"exit 1" ]] || fail "pg_upgrade with one major was not refused: $out"
+
 say "the cycle and order checks see planted faults (module_cycles.py)"
 probe=$(mktemp -d)
 printf 'use super::b::g;\npub fn f() { g() }\n' >"$probe/a.rs"
@@ -50,9 +61,14 @@ mkdir "$probe/sql"
 cp Cargo.toml "$probe/"
 cp sql/*.sql "$probe/sql/"
 sed -i '0,/RAISE EXCEPTION/s//RAISE WARNING/' "$probe"/sql/convert_column.sql
+# A description changed in sql/comments.sql and not in the upgrade script's copy of it.
+sed -i "s/'The machine field of an id, under a preset/'The machine id field of an id, under a preset/" "$probe"/sql/comments.sql
+at=$(grep -n "^COMMENT ON FUNCTION snowflake_machine_id(bigint, text)" sql/pg_snowflake--0.1.0--0.2.0.sql | cut -d: -f1)
 out=$(python3 pgrx-tests/checks/upgrade_copies.py "$probe" 2>&1 || echo "exit $?")
 rm -rf "$probe"
 [[ $out == *"copy of sql/convert_column.sql differs"*"exit 1" ]] || fail "upgrade_copies.py missed a changed source (got: $out)"
+[[ $out == *"sql/pg_snowflake--0.1.0--0.2.0.sql:$at: the description of FUNCTION snowflake_machine_id(bigint, text) differs"* ]] \
+  || fail "upgrade_copies.py missed a changed description (got: $out)"
 
 say "install_way.py finds three planted installs into public"
 # Its negative control: a copy with a plain CREATE EXTENSION planted in a .sql scenario, a .sh
