@@ -125,6 +125,10 @@ def ids(rng):
     ]
 
 
+def json_form(rng):
+    return [("snowflake_to_jsonb", f"snowflake_to_jsonb('{bigint(rng)}'::bigint)")]
+
+
 def preset(name):
     def cases(rng):
         return [(f"snowflake_decode(bigint,text): {name}", f"(snowflake_decode('{bigint(rng)}'::bigint, {sql_text(name)})).*")]
@@ -184,6 +188,7 @@ def altered_tokens(rng):
 # (name, rounds, cases of a round). A preset's cases: a fifth of a kind's, each preset its own.
 KINDS = [("ids", per_kind, ids), ("strings", per_kind, strings), ("times", per_kind, times),
          ("any layout", per_kind, any_layout), ("altered tokens", per_kind, altered_tokens),
+         ("json form", per_kind, json_form),
          ("odd layouts", max(1, per_kind // 5), odd_layouts)]
 KINDS += [(f"preset {name}", max(1, per_kind // 5), preset(name)) for name in presets]
 

@@ -1,6 +1,6 @@
 # long: half a minute or more, queued first
 # Hostile input at the SQL boundary, fuzzed with a fixed seed (pgrx-tests/scenarios/fuzz_sql.py): random
-# bigints (negative, 0, the extremes, every power of two) through every decode, extractor and
+# bigints (negative, 0, the extremes, every power of two) through every decode, extractor, the JSON form and
 # preset and through the public ids; random strings (empty, 10 kB, bytes that are not UTF-8,
 # mixed case, lookalike characters, any Unicode) through snowflake_from_public() and
 # snowflake_try_from_public(); random timestamps (infinity, before the epoch, year 294276, past
