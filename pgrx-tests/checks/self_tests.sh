@@ -5,16 +5,18 @@
 # in --quick only when a file under pgrx-tests/checks/ or the runner has changed since the last
 # commit. (The README checker's own negative control, a drifted copy of the manual, is part of the
 # readme scenario, since it needs a server.)
-#   1. the scenario runner stops at a scenario's first failing command;
+#   1. the scenario runner stops at a scenario's first failing command; the test command refuses a
+#      misspelt name and a selection that runs nothing;
 #   2. the cycle check sees a cycle through an inline module's `super::super::`, and the order check
 #      a core module that uses one listed below it in lib.rs;
 #   3. upgrade_copies.py sees a copy of a file that differs, and a description of sql/comments.sql
 #      that differs, at its line;
-#   0. the test command refuses a misspelt name and a selection that runs nothing;
 #   4. install_way.py finds three plain installs planted in a pg_regress test, a .sh scenario and
 #      the README, and exactly those;
 #   5. no_installs.py finds an install planted in a scenario, not one named in a comment;
-#   6. changelog.py, errors_page.py, manual_prose.py, mirrored_blocks.py and client_versions.py, on
+#   6. lists.py, on one copy with a preset added to the code and stale copies of the lists planted,
+#      names each at its line (and nothing else);
+#   7. changelog.py, errors_page.py, manual_prose.py, mirrored_blocks.py and client_versions.py, on
 #      one copy with 20 faults planted, name each (and nothing else).
 #
 # Usage: bash pgrx-tests/checks/self_tests.sh
@@ -92,6 +94,71 @@ out=$(python3 pgrx-tests/checks/no_installs.py "$probe" 2>&1 || true)
 rm -rf "$probe"
 [[ $out == "pgrx-tests/scenarios/x.sh:2: installs in a scenario"* && $out != *"x.sh:3"* ]] || fail "no_installs.py's negative control (got: $out)"
 
+say "lists.py names every stale copy of a list planted in a copy of the checkout"
+# Its negative control: a preset added to the code, an action dropped from a copy of the actions, a
+# stale list of presets in the prose, a setting and a function left out of (or added to) the pages.
+probe=$(mktemp -d)
+git ls-files -z | xargs -0 cp --parents -t "$probe" 2>/dev/null || true
+cp pgrx-tests/checks/lists.py "$probe/pgrx-tests/checks/"
+python3 - "$probe" >"$probe/planted" <<'PY'
+import re, sys
+root = sys.argv[1]
+def plant(name, old, new, what, where=None):
+    """Replaces old (once, and it must be there once); prints FILE:LINE WHAT, the line of `where`
+    (a text of the result) or of the change."""
+    path = f"{root}/{name}"
+    text = open(path).read()
+    assert text.count(old) == 1, (name, old)
+    text = text.replace(old, new)
+    open(path, "w").write(text)
+    at = text.index(where if where else new)
+    print(f"{name}:{text[:at].count(chr(10)) + 1} {what}")
+# A function's row, inventory row and description gone (first: the lines below are counted after).
+for name, row in (("docs/sql-reference.md", "the SQL reference lacks snowflake_presets()"),
+                  ("docs/public-ids-and-security.md", "the inventory lacks snowflake_presets()")):
+    text = open(f"{root}/{name}").read()
+    text = re.sub(r"\n\| `snowflake_presets\(\)` \|[^\n]*", "", text, count=1)
+    open(f"{root}/{name}", "w").write(text)
+    print(f"{name} {row}")
+text = open(f"{root}/sql/comments.sql").read()
+text = re.sub(r"COMMENT ON FUNCTION snowflake_presets\(\) IS\n[^\n]*\n", "", text, count=1)
+open(f"{root}/sql/comments.sql", "w").write(text)
+print("sql/comments.sql:1 no description of snowflake_presets()")
+# A preset added to the code: the manual's block and the fuzzer's expected output are now stale.
+path = f"{root}/src/core/src/presets.rs"
+text = open(path).read()
+text = text.replace("\n];", '\n    Preset {\n        name: "planted",\n        epoch_ms: 0,\n        tick_ms: 1,\n'
+                    '        timestamp_bits: 41,\n        machine_bits: 10,\n        sequence_bits: 12,\n'
+                    '        sequence_above_machine: false,\n        source: "planted",\n        example: None,\n    },\n];', 1)
+open(path, "w").write(text)
+ref = open(f"{root}/docs/sql-reference.md").read().split("\n")
+block = ref.index("SELECT name, epoch, fields FROM snowflake_presets();")
+print(f"docs/sql-reference.md:{block + 4} the presets block lacks the preset planted")
+print(f"docs/sql-reference.md:{ref.index('SELECT name, source FROM snowflake_presets();') + 4} the sources block lacks the preset planted")
+fuzz = open(f"{root}/pgrx-tests/expected/fuzz_sql.out").read().split("\n")
+print(f"pgrx-tests/expected/fuzz_sql.out:{next(i for i, l in enumerate(fuzz) if 'discord' in l) + 1} a list of the presets without planted")
+# A stale list in the prose; an action dropped from the description of as_owner().
+with open(f"{root}/docs/faq.md", "a") as f:
+    f.write("\nThe presets: twitter, discord, instagram, sonyflake and pgedge.\n")
+print(f"docs/faq.md:{open(f'{root}/docs/faq.md').read().count(chr(10))} a stale list of the presets")
+plant("sql/comments.sql", "(max, min, lock, drop_identity", "(max, min, drop_identity", "a list of the actions without lock")
+# A setting's row renamed (no such setting, and the real one missing).
+plant("docs/settings.md", "| `snowflake.lease_sync` |", "| `snowflake.lease_syncs` |", "no such setting")
+lines = open(f"{root}/docs/settings.md").read().split("\n")
+print(f"docs/settings.md:{max(i for i, l in enumerate(lines) if l.startswith('| `snowflake.')) + 2} the table lacks snowflake.lease_sync")
+PY
+out=$(python3 pgrx-tests/checks/lists.py "$probe" 2>&1 || true)
+while read -r at what; do
+  if [[ $at == *:* ]]; then grep -q "^$at: " <<<"$out" || fail "lists.py did not name the planted fault at $at ($what): $out"; fi
+done <"$probe/planted"
+for want in "the SQL reference lacks snowflake_presets()" "the inventory \"Who may call what\" lacks snowflake_presets()" \
+            "no description (COMMENT ON FUNCTION) of snowflake_presets()" "the Settings table lacks snowflake.lease_sync" \
+            "snowflake.lease_syncs is no setting" "without planted" "without lock"; do
+  grep -qF "$want" <<<"$out" || fail "lists.py did not name: $want (got: $out)"
+done
+[ "$(grep -c '^[^ ]*:[0-9]*: ' <<<"$out")" = 10 ] || fail "the planted faults make 10 failures, not: $out"
+rm -rf "$probe"
+
 say "the manual's checks (9 to 13 of checks.sh) name 20 planted faults"
 probe=$(mktemp -d)
 mkdir -p "$probe/pgrx-tests/checks"
@@ -158,5 +225,5 @@ done
 [ "$(grep -c . <<<"$out")" = 20 ] || fail "the planted faults make 20 failures, not: $out"
 rm -rf "$probe"
 
-if [ "$failed" = 0 ]; then echo "self-tests: 6 passed, 0 failed"; else echo "self-tests: some FAILED"; fi
+if [ "$failed" = 0 ]; then echo "self-tests: 8 passed, 0 failed"; else echo "self-tests: some FAILED"; fi
 exit "$failed"

@@ -120,18 +120,18 @@ pub fn find(name: &str) -> Option<&'static Preset> {
 }
 
 impl Preset {
-    /// Its fields from the most significant bit down, with their widths: `41 ms | 10 machine | 12
-    /// sequence`, `39 × 10 ms | 8 sequence | 16 machine`, `28 s | 22 machine | 13 sequence`.
+    /// Its fields from the most significant bit down, with their widths: `41 ms, 10 machine, 12
+    /// sequence`, `39 of 10 ms, 8 sequence, 16 machine`, `28 s, 22 machine, 13 sequence`.
     pub fn fields(&self) -> String {
         let tick = match self.tick_ms {
             1 => "ms".to_string(),
             1000 => "s".to_string(),
-            ms => format!("× {ms} ms"),
+            ms => format!("of {ms} ms"),
         };
         let (machine, sequence) =
             (format!("{} machine", self.machine_bits), format!("{} sequence", self.sequence_bits));
         let (middle, low) = if self.sequence_above_machine { (sequence, machine) } else { (machine, sequence) };
-        format!("{} {tick} | {middle} | {low}", self.timestamp_bits)
+        format!("{} {tick}, {middle}, {low}", self.timestamp_bits)
     }
 
     pub fn decode(&self, id: i64) -> Result<Parts, LayoutError> {
@@ -211,8 +211,8 @@ mod tests {
 
     #[test]
     fn fields_read_from_the_top() {
-        assert_eq!(find("twitter").unwrap().fields(), "41 ms | 10 machine | 12 sequence");
-        assert_eq!(find("sonyflake").unwrap().fields(), "39 × 10 ms | 8 sequence | 16 machine");
+        assert_eq!(find("twitter").unwrap().fields(), "41 ms, 10 machine, 12 sequence");
+        assert_eq!(find("sonyflake").unwrap().fields(), "39 of 10 ms, 8 sequence, 16 machine");
     }
 
     #[test]
