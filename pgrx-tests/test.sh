@@ -206,12 +206,16 @@ step1() {
         # test cluster as `postgres` in a directory it owns (a leftover of an earlier run removed first).
         mapfile -t pgrx_test < <(readme_pgrx_test "$v")
         [ ${#pgrx_test[@]} -eq 3 ] || die "README.md: no block of three commands under <!-- test: cargo pgrx test ... -->"
+        # `cargo pgrx test` installs into the PostgreSQL pgrx was initialised with, shared by every
+        # checkout (the README says so): one checkout's run at a time, under a lock of that build.
+        local lock
+        lock="$(pg_cache_dir)/pg$v.pgrx-test.lock"
         if [ "$(id -u)" = 0 ]; then
           rm -rf "/tmp/pg_snowflake-pgrx-test-$v"
-          (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[1]}" && bash -ec "${pgrx_test[1]}" && echo "+ ${pgrx_test[2]}" && bash -ec "${pgrx_test[2]}") \
+          (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[1]}" && bash -ec "${pgrx_test[1]}" && echo "+ ${pgrx_test[2]}" && flock "$lock" bash -ec "${pgrx_test[2]}") \
             || echo "pg$v" >>"$SCRATCH/$v.failed"
         else
-          (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[0]}" && bash -ec "${pgrx_test[0]}") || echo "pg$v" >>"$SCRATCH/$v.failed"
+          (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[0]}" && flock "$lock" bash -ec "${pgrx_test[0]}") || echo "pg$v" >>"$SCRATCH/$v.failed"
         fi
         time_step "pg$v pgrx_test" "$t"
         ;;
