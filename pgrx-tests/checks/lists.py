@@ -23,6 +23,9 @@ rest; the slower checks are named there too):
    (those in the extension's schema), a row of the Security page's inventory (every schema), and a
    description in sql/ (those in the extension's schema); and none of those names a function the
    snapshot lacks. (The readme scenario compares signatures and privileges with the catalog.)
+5. the tests: every scenario (pgrx-tests/scenarios/NAME.sh or .sql), pg_regress test
+   (pgrx-tests/regress/sql/NAME.sql) and pg_upgrade has its line in docs/tests.md's list
+   ("- `NAME`: ..."), and every line there names one.
 (The SQLSTATEs: pgrx-tests/checks/errors_page.py. The files that are frozen as released, the
 install and upgrade scripts of earlier versions and their sections of CHANGELOG.md, keep the lists
 of their release and are not read.)
@@ -280,6 +283,31 @@ def function_places(defined, current):
         failures.append(f"sql/comments.sql:1: no description (COMMENT ON FUNCTION) of {f}() in sql/")
 
 
+# --- 5. the tests -------------------------------------------------------------------------------
+
+def tests_page():
+    names = {}
+    for d, kind in (("pgrx-tests/scenarios", "scenario"), ("pgrx-tests/regress/sql", "pg_regress test")):
+        for f in sorted(os.listdir(os.path.join(ROOT, d))):
+            m = re.fullmatch(r"(\w+)\.(sh|sql)", f)
+            if m and (kind == "scenario" or f.endswith(".sql")):
+                names[m.group(1)] = f"{d}/{f}"
+    names["pg_upgrade"] = "pgrx-tests/major_upgrade/pg_upgrade.sh"
+    path = "docs/tests.md"
+    text = read(path)
+    lines = {m.group(1): line_of(text, m.start()) for m in re.finditer(r"^- `(\w+)`:", text, re.M)}
+    end = max(lines.values(), default=1)
+    for name, where in sorted(names.items()):
+        if name not in lines:
+            after = [l for n, l in lines.items() if n > name]
+            failures.append(f"{path}:{min(after) if after else end + 1}: the list of tests lacks {name} ({where}): "
+                            f"add its line")
+    for name, line in sorted(lines.items(), key=lambda x: x[1]):
+        if name not in names:
+            failures.append(f"{path}:{line}: {name} is no test (pgrx-tests/scenarios, pgrx-tests/regress/sql)")
+    return len(names)
+
+
 def main():
     current = version()
     texts = []
@@ -305,13 +333,14 @@ def main():
     settings_page(defined_settings)
     defined_functions = functions()
     function_places(defined_functions, current)
+    tests = tests_page()
     for f in failures:
         print(f)
     if failures:
         print(f"lists.py: {len(failures)} places out of step with their source")
         return 1
     print(f"one fact, one place: {len(names)} presets, {len(acts)} actions of as_owner(), {len(defined_settings)} settings, "
-          f"{len(defined_functions)} functions; no stale copy in {len(texts)} files")
+          f"{len(defined_functions)} functions, {tests} tests; no stale copy in {len(texts)} files")
     return 0
 
 

@@ -14,8 +14,9 @@
 #   4. install_way.py finds three plain installs planted in a pg_regress test, a .sh scenario and
 #      the README, and exactly those;
 #   5. no_installs.py finds an install planted in a scenario, not one named in a comment;
-#   6. lists.py, on one copy with a preset added to the code and stale copies of the lists planted,
-#      names each at its line (and nothing else);
+#   6. lists.py, on one copy with a preset added to the code and twelve stale places planted (a
+#      list of presets in the prose, an action dropped, a setting, a function, a test), names each
+#      at its line (and nothing else);
 #   7. changelog.py, errors_page.py, manual_prose.py, mirrored_blocks.py and client_versions.py, on
 #      one copy with 20 faults planted, name each (and nothing else).
 #
@@ -142,6 +143,10 @@ with open(f"{root}/docs/faq.md", "a") as f:
     f.write("\nThe presets: twitter, discord, instagram, sonyflake and pgedge.\n")
 print(f"docs/faq.md:{open(f'{root}/docs/faq.md').read().count(chr(10))} a stale list of the presets")
 plant("sql/comments.sql", "(max, min, lock, drop_identity", "(max, min, drop_identity", "a list of the actions without lock")
+# A test's line of docs/tests.md renamed (no such test, and the real one missing).
+plant("docs/tests.md", "- `time_unit_10`: ", "- `time_unit_ten`: ", "no such test")
+lines = open(f"{root}/docs/tests.md").read().split("\n")
+print(f"docs/tests.md:{lines.index(next(l for l in lines if l.startswith('- `time_unit_ten`'))) + 1} the list lacks time_unit_10 (named at the line after it)")
 # A setting's row renamed (no such setting, and the real one missing).
 plant("docs/settings.md", "| `snowflake.lease_sync` |", "| `snowflake.lease_syncs` |", "no such setting")
 lines = open(f"{root}/docs/settings.md").read().split("\n")
@@ -153,10 +158,11 @@ while read -r at what; do
 done <"$probe/planted"
 for want in "the SQL reference lacks snowflake_presets()" "the inventory \"Who may call what\" lacks snowflake_presets()" \
             "no description (COMMENT ON FUNCTION) of snowflake_presets()" "the Settings table lacks snowflake.lease_sync" \
-            "snowflake.lease_syncs is no setting" "without planted" "without lock"; do
+            "snowflake.lease_syncs is no setting" "without planted" "without lock" \
+            "the list of tests lacks time_unit_10" "time_unit_ten is no test"; do
   grep -qF "$want" <<<"$out" || fail "lists.py did not name: $want (got: $out)"
 done
-[ "$(grep -c '^[^ ]*:[0-9]*: ' <<<"$out")" = 10 ] || fail "the planted faults make 10 failures, not: $out"
+[ "$(grep -c '^[^ ]*:[0-9]*: ' <<<"$out")" = 12 ] || fail "the planted faults make 12 failures, not: $out"
 rm -rf "$probe"
 
 say "the manual's checks (9 to 13 of checks.sh) name 20 planted faults"
