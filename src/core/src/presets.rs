@@ -104,6 +104,19 @@ pub const PRESETS: &[Preset] = &[
         source: "pgEdge snowflake, snowflake.c: machine = snowflake.node",
         example: Some(Example { id: 518_514_394_326_388_845, utc: "2026-12-01", machine_id: 5, sequence: 109 }),
     },
+    // Baidu's uid-generator, its defaults (DefaultUidGenerator.java): sign | 28 s | 22 worker | 13
+    // sequence, epoch 1463673600000 ms: 2016-05-20 00:00 in Beijing (+08), 2016-05-19 16:00 UTC.
+    Preset {
+        name: "baidu",
+        epoch_ms: 1_463_673_600_000,
+        tick_ms: 1000,
+        timestamp_bits: 28,
+        machine_bits: 22,
+        sequence_bits: 13,
+        sequence_above_machine: false,
+        source: "Baidu's uid-generator, DefaultUidGenerator.java (its defaults): machine = worker id",
+        example: None,
+    },
 ];
 
 /// The name that stands for this server's own layout.
@@ -226,6 +239,22 @@ mod tests {
         // Sonyflake: 10 ms ticks << 24 | sequence << 16 | machine.
         let id = (100_i64 << 24) | (7 << 16) | 65_535;
         assert_eq!(decode("sonyflake", id), ("2014-09-01 00:00:01+00".into(), 65_535, 7));
+    }
+
+    #[test]
+    fn baidu_readme_example_under_its_tests_settings() {
+        // Baidu's README (Quick Start, step 4) parses 180363646902239241 as timestamp 2017-01-19
+        // 12:15:46, workerId 4, sequence 9, made under its tests' settings
+        // (src/test/resources/uid/default-uid-spring.xml: timeBits 29, workerBits 21, seqBits 13,
+        // epochStr 2016-09-20, read and shown in the JVM's zone, Beijing's: +08). The preset's
+        // fields, order and tick, with those widths and that epoch, decode it so.
+        let tests =
+            Preset { timestamp_bits: 29, machine_bits: 21, epoch_ms: 1_474_300_800_000, ..*find("baidu").unwrap() };
+        let p = tests.decode(180_363_646_902_239_241).unwrap();
+        assert_eq!((format_utc(p.unix_ms), p.machine_id, p.sequence), ("2017-01-19 04:15:46+00".into(), 4, 9));
+        // Its defaults: a 63-bit layout of 1 s ticks, ending 8.5 years after its epoch.
+        assert!(matches!(find("baidu").unwrap().decode(-1), Err(LayoutError::NegativeId { .. })));
+        assert_eq!(decode("baidu", (1 << 35) | (4 << 13) | 9), ("2016-05-19 16:00:01+00".into(), 4, 9));
     }
 
     #[test]
