@@ -6,7 +6,8 @@
 # commit. (The README checker's own negative control, a drifted copy of the manual, is part of the
 # readme scenario, since it needs a server.)
 #   1. the scenario runner stops at a scenario's first failing command; the test command refuses a
-#      misspelt name and a selection that runs nothing;
+#      misspelt name and a selection that runs nothing; the SQL fuzzer's cases with one more preset
+#      differ only by that preset's (each kind its own random stream);
 #   2. the cycle check sees a cycle through an inline module's `super::super::`, and the order check
 #      a core module that uses one listed below it in lib.rs;
 #   3. upgrade_copies.py sees a copy of a file that differs, and a description of sql/comments.sql
@@ -43,6 +44,17 @@ out=$(bash pgrx-tests/test.sh --pg 14 patroni 2>&1 || echo "exit $?")
 [[ $out == *"patroni runs on none of the majors tested (14): it runs on 15"*"exit 1" ]] || fail "a selection that runs nothing was not refused: $out"
 out=$(bash pgrx-tests/test.sh --pg 18 pg_upgrade 2>&1 || echo "exit $?")
 [[ $out == *"pg_upgrade runs on none of the majors tested (18)"*"exit 1" ]] || fail "pg_upgrade with one major was not refused: $out"
+
+say "the SQL fuzzer: a new preset changes only its own cases (fuzz_sql.py)"
+# Each kind of case draws from its own stream: the cases with one more preset are the same, but
+# that preset's. (With one stream for all, every kind after it would change.)
+probe=$(mktemp -d)
+python3 pgrx-tests/scenarios/fuzz_sql.py 7 40 twitter discord >"$probe/a.sql" 2>/dev/null
+python3 pgrx-tests/scenarios/fuzz_sql.py 7 40 twitter planted discord >"$probe/b.sql" 2>/dev/null
+changed=$(diff "$probe/a.sql" "$probe/b.sql" | grep '^[<>] SELECT' || true)
+rm -rf "$probe"
+[ -n "$changed" ] && ! grep -qv "text): planted'" <<<"$changed" \
+  || fail "a new preset changed the fuzzer's other cases, or none (got: $(head -n 3 <<<"$changed"))"
 
 say "the cycle and order checks see planted faults (module_cycles.py)"
 probe=$(mktemp -d)
@@ -233,5 +245,5 @@ done
 [ "$(grep -c . <<<"$out")" = 20 ] || fail "the planted faults make 20 failures, not: $out"
 rm -rf "$probe"
 
-if [ "$failed" = 0 ]; then echo "self-tests: 8 passed, 0 failed"; else echo "self-tests: some FAILED"; fi
+if [ "$failed" = 0 ]; then echo "self-tests: 9 passed, 0 failed"; else echo "self-tests: some FAILED"; fi
 exit "$failed"
