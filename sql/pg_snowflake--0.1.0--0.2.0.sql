@@ -482,7 +482,7 @@ COMMENT ON FUNCTION snowflake_timestamp(bigint, text) IS
 -- snowflake_presets(): the layouts of other systems that snowflake_decode(id, layout) and the
 -- IMMUTABLE readers know (the pgedge preset, pgEdge snowflake's layout, is new in 0.2.0); the
 -- descriptions name it rather than list the presets.
--- src/postgres/sql_api/presets.rs:12
+-- src/postgres/sql_api/presets.rs:13
 -- pg_snowflake::postgres::sql_api::presets::snowflake_presets
 CREATE  FUNCTION "snowflake_presets"() RETURNS TABLE (
 	"name" TEXT,  /* & '_ str */
