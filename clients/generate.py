@@ -28,10 +28,14 @@ def presets():
     body = text[text.index("pub const PRESETS: &[Preset] = &["):]
     body = body[:body.index("\n];")]
     out = []
-    for m in re.finditer(r"((?:\s*//[^\n]*\n)*)\s*Preset \{([^}]*)\}", body):
+    # Each entry to the line that closes it (an entry's own example has braces of its own); only
+    # the layout's fields are the packages' (the publisher's source and example stay in the core).
+    for m in re.finditer(r"((?:\s*//[^\n]*\n)*)\s*Preset \{\n(.*?)\n    \},", body, re.S):
         comment = " ".join(line.strip()[2:].strip() for line in m.group(1).strip().split("\n") if line.strip())
         values = {}
-        for field, value in re.findall(r"(\w+):\s*([^,\n]+),", m.group(2)):
+        for field, value in re.findall(r"^\s*(\w+):\s*(.+),$", m.group(2), re.M):
+            if field not in FIELDS:
+                continue
             value = value.strip()
             if value.startswith('"'):
                 values[field] = value.strip('"')

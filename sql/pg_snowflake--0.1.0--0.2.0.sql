@@ -486,10 +486,30 @@ COMMENT ON FUNCTION snowflake_sequence(bigint, timestamptz, integer, integer, in
 COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz, integer, integer, integer) IS
     'The smallest id carrying this time, under the layout given as arguments; IMMUTABLE';
 COMMENT ON FUNCTION snowflake_timestamp(bigint, text) IS
-    'When an id was minted, under a preset (twitter, discord, instagram, sonyflake, pgedge; not server); IMMUTABLE';
--- The pgedge preset (pgEdge snowflake's layout) joins the layouts snowflake_decode(id, layout) knows.
+    'When an id was minted, under a preset of snowflake_presets() (not server); IMMUTABLE';
+-- snowflake_presets(): the layouts of other systems that snowflake_decode(id, layout) and the
+-- IMMUTABLE readers know (the pgedge preset, pgEdge snowflake's layout, is new in 0.2.0); the
+-- descriptions name it rather than list the presets.
+-- src/postgres/sql_api/presets.rs:13
+-- pg_snowflake::postgres::sql_api::presets::snowflake_presets
+CREATE  FUNCTION "snowflake_presets"() RETURNS TABLE (
+	"name" TEXT,  /* & '_ str */
+	"epoch" timestamp with time zone,  /* TimestampWithTimeZone */
+	"time_unit_ms" INT,  /* i32 */
+	"timestamp_bits" INT,  /* i32 */
+	"machine_bits" INT,  /* i32 */
+	"sequence_bits" INT,  /* i32 */
+	"fields" TEXT,  /* String */
+	"example" bigint,  /* Option < i64 > */
+	"source" TEXT  /* & '_ str */
+)
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_presets_wrapper';
+COMMENT ON FUNCTION snowflake_presets() IS
+    'The layouts of other systems that snowflake_decode(id, layout) and the IMMUTABLE readers know: epoch, tick, fields, an example id, where each is published';
 COMMENT ON FUNCTION snowflake_decode(bigint, text) IS
-    'The fields of an id minted by another system: twitter, discord, instagram, sonyflake, pgedge, or server';
+    'The fields of an id minted by another system, under a preset of snowflake_presets() or server (this server''s layout)';
 COMMENT ON FUNCTION snowflake_machine_id(bigint, text) IS
     'The machine field of an id, under a preset (not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_sequence(bigint, text) IS

@@ -12,4 +12,6 @@ export const PRESET_FIELDS = Object.freeze({
   sonyflake: Object.freeze({ epochMs: 1409529600000, tickMs: 10, timestampBits: 39, machineBits: 16, sequenceBits: 8, sequenceAboveMachine: true }),
   // pgEdge's snowflake extension (its snowflake.c: SNOWFLAKE_EPOCH_OFFSET 1672531200 s, SNOWFLAKE_MSEC_SHIFT 22 with a 41-bit mask, SNOWFLAKE_NODE_SHIFT 12 with a 10-bit mask, the count in bits 0-11): 41 ms | 10 node (snowflake.node) | 12 count, epoch 2023-01-01 UTC.
   pgedge: Object.freeze({ epochMs: 1672531200000, tickMs: 1, timestampBits: 41, machineBits: 10, sequenceBits: 12, sequenceAboveMachine: false }),
+  // Baidu's uid-generator, its defaults (DefaultUidGenerator.java): sign | 28 s | 22 worker | 13 sequence, epoch 1463673600000 ms: 2016-05-20 00:00 in Beijing (+08), 2016-05-19 16:00 UTC.
+  baidu: Object.freeze({ epochMs: 1463673600000, tickMs: 1000, timestampBits: 28, machineBits: 22, sequenceBits: 13, sequenceAboveMachine: false }),
 });

@@ -216,8 +216,9 @@ class Layout:
 
 
 def preset(name):
-    """The layout of another system, by the name the server knows it by (`twitter`, `discord`,
-    `instagram`, `sonyflake`, `pgedge`; any case). `server` is not a preset: `server_layout(conn)`."""
+    """The layout of another system, by the name the server knows it by (a key of `PRESETS`, as
+    the server's `snowflake_presets()` lists them; any case). `server` is not a preset:
+    `server_layout(conn)`."""
     key = name.strip().lower()
     if key not in PRESETS:
         raise ValueError(f"unknown snowflake layout {name!r}; the presets are {', '.join(PRESETS)} "

@@ -12,4 +12,6 @@ PRESETS = {
     "sonyflake": (1409529600000, 10, 39, 16, 8, True),
     # pgEdge's snowflake extension (its snowflake.c: SNOWFLAKE_EPOCH_OFFSET 1672531200 s, SNOWFLAKE_MSEC_SHIFT 22 with a 41-bit mask, SNOWFLAKE_NODE_SHIFT 12 with a 10-bit mask, the count in bits 0-11): 41 ms | 10 node (snowflake.node) | 12 count, epoch 2023-01-01 UTC.
     "pgedge": (1672531200000, 1, 41, 10, 12, False),
+    # Baidu's uid-generator, its defaults (DefaultUidGenerator.java): sign | 28 s | 22 worker | 13 sequence, epoch 1463673600000 ms: 2016-05-20 00:00 in Beijing (+08), 2016-05-19 16:00 UTC.
+    "baidu": (1463673600000, 1000, 28, 22, 13, False),
 }
