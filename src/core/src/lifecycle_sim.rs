@@ -477,7 +477,7 @@ impl World {
             let l = layout(n.layout);
             if let Some(ms) = lifecycle::at_clean_stop(&shared, &l) {
                 let stamped = lifecycle::stamp(&shared, &l);
-                n.disk.file = Some(mark_file::render(ms, n.file_machine_id(), &stamped, n.disk.system_identifier));
+                n.disk.file = Some(mark_file::render(ms, n.writer(&shared), &stamped, n.disk.system_identifier));
             }
             n.checkpoint(); // the shutdown checkpoint
         }
@@ -498,7 +498,7 @@ impl World {
         let pid = n.pid_base + backend as i32;
         let started_us = n.monotonic_us(*now_us);
         let bound_us = call_bound_us(n);
-        let mut host = SimHost::new(now_us, n, pid, l);
+        let mut host = SimHost::new(now_us, n, pid, l, &shared);
         host.reading_us = paused.map(|p| p.0);
         let result = generator.nextval(&shared, &mut host);
         // Issued on a fresh clock reading (the one made before the stop was too late): a call as
@@ -647,7 +647,7 @@ impl World {
         let Some(shared) = n.running.take() else { return };
         let l = layout(n.layout);
         let pid = n.pid_base + 99;
-        let mut host = SimHost::new(now_us, n, pid, l);
+        let mut host = SimHost::new(now_us, n, pid, l, &shared);
         let _ = lease::renew_if_due(&shared, &l, now_ms, &mut host);
         let fate = host.fate;
         n.running = Some(shared);
@@ -1410,6 +1410,7 @@ fn lifecycle_sim_finds_each_claim_mechanism_switched_off() {
         ("the mark's revision", Controls { switches: Switches { mark_revision: false, ..on }, ..Controls::ALL_ON }),
         ("the space's layout", Controls { switches: Switches { space_layout: false, ..on }, ..Controls::ALL_ON }),
         ("the reservations", Controls { switches: Switches { reservations: false, ..on }, ..Controls::ALL_ON }),
+        ("the inherited mark", Controls { switches: Switches { inherited_mark: false, ..on }, ..Controls::ALL_ON }),
         ("errors read as errors", Controls { misread_errors: true, ..Controls::ALL_ON }),
     ] {
         let (done, _, failure) = search(1, 200, 1_000, controls, Some(true));
