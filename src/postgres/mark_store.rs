@@ -1,8 +1,8 @@
 //! Where this server keeps its high-water mark: the file `pg_snowflake.mark` in the data directory,
-//! written with this server's machine id, layout and system identifier (the core's `mark_file`
-//! says how).
+//! written with this server's machine id (leased: the one it held last, and the id space), layout
+//! and system identifier (the core's `mark_file` says how).
 
-use super::server_config;
+use super::{server_config, shared_memory};
 use pg_snowflake_core::lifecycle;
 use pg_snowflake_core::mark_file::{self, MarkRecord};
 use pg_snowflake_core::mark_write::Identity;
@@ -45,10 +45,24 @@ pub fn write(shared: &SharedState, unix_ms: i64) -> Result<(), Error> {
     write_stamped(unix_ms, &lifecycle::stamp(shared, server_config::layout()?))
 }
 
+/// The machine id this server's marks name: set by hand (or read from a pod index), or leased:
+/// the one it held last (-1: none since shared memory was set up), and the id space.
+fn writer() -> mark_file::Writer<'static> {
+    match server_config::etcd() {
+        Some(etcd) => mark_file::Writer {
+            machine_id: shared_memory::shared().map_or(-1, |s| s.claim.last_held.load(Relaxed)),
+            leased_from: Some(etcd.prefix.as_str()),
+        },
+        None => mark_file::Writer { machine_id: server_config::machine_id_or_unset(), leased_from: None },
+    }
+}
+
 /// Who this server is, as its mark file and lease records say it.
 pub fn identity() -> Result<Identity, Error> {
+    let writer = writer();
     Ok(Identity {
-        machine_id: server_config::machine_id_or_unset(),
+        machine_id: writer.machine_id,
+        leased_from: writer.leased_from,
         layout: *server_config::layout()?,
         system_identifier: system_identifier(),
     })
@@ -70,8 +84,7 @@ fn write_error(e: std::io::Error) -> Error {
 
 /// The mark file replaced by `unix_ms`, stamped with `stamped`, with this server's identity.
 fn write_stamped(unix_ms: i64, stamped: &Layout) -> Result<(), Error> {
-    let machine_id = server_config::machine_id_or_unset();
-    mark_file::write(&data_dir(), unix_ms, machine_id, stamped, system_identifier(), || {}).map_err(write_error)
+    mark_file::write(&data_dir(), unix_ms, writer(), stamped, system_identifier(), || {}).map_err(write_error)
 }
 
 /// The mark file as redo writes it (`lifecycle::replay` decides when, and what a failure means);
