@@ -127,7 +127,7 @@ mod imp {
             return; // nothing can be issued with this configuration; the file is left as it is
         };
         let refused_before = shared.refused.layout().is_some();
-        if let Err(e) = lifecycle::replay(shared, layout, &lease, &mut mark_store::RedoFile) {
+        if let Err(e) = lifecycle::replay(shared, layout, &lease, &mut mark_store::RedoFile(shared)) {
             // The core's decision: recovery stops at this record (the startup process exits, and
             // the server with it), so that it is replayed again once the file can be written.
             let report = pgrx::pg_sys::panic::ErrorReport::new(

@@ -27,6 +27,11 @@
 //! Two mechanisms, each proven necessary by the simulation's negative controls: without the
 //! deadline a paused holder resumes and issues under a claim it lost; without the mark a new
 //! holder whose clock is behind issues ids its predecessor issued.
+//!
+//! A crash-restart (the same postmaster) does not wait out its own lease: every id its run issued
+//! is below its state word, begun above its mark file, so it takes as used only the mark its run
+//! inherited when it first claimed the id, which each mark record keeps (`inherited_ms`). Without
+//! that (the negative control) a crash-restart forgets the ids of the holders before its run.
 
 use crate::calendar::format_utc;
 use crate::claim_status::Trouble;

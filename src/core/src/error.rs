@@ -244,7 +244,7 @@ impl Error {
             ),
             Error::HotStandby => "cannot generate snowflake ids on a hot standby".into(),
             Error::HotStandbyLeased => {
-                "cannot generate snowflake ids on a hot standby: a standby holds no machine id leased from etcd".into()
+                "no snowflake ids on a hot standby: a standby holds no machine id leased from etcd".into()
             }
             Error::ClockJumped { jump_ms, limit_ms } => format!(
                 "the system clock jumped {jump_ms} ms forward since the last snowflake high-water mark was written, more than snowflake.max_clock_jump ({limit_ms} ms); refusing to lease ids that far ahead"
