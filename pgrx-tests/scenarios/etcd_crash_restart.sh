@@ -61,7 +61,15 @@ first_id_after() {
   [ -z "$id" ] || echo "$1: its first id $(( (t - $2) / 1000000 )) ms after the kill (TTL $TTL)" >>"$REPORT"
   echo "$id"
 }
-above() { [ -n "$1" ] && [ "$1" -gt "$2" ] && echo yes || echo "NO (${1:-none}, not above $2)"; }
+# above ID LAST: yes, or NO (the two ids to the report).
+above() {
+  if [ -n "$1" ] && [ "$1" -gt "$2" ]; then
+    echo yes
+  else
+    echo "not above: ${1:-none} and $2" >>"$REPORT"
+    echo NO
+  fi
+}
 
 echo "== 1. a backend crash, leased (TTL 30) and set by hand"
 init_leased l /pg_snowflake/crash "snowflake.etcd_lease_ttl = $TTL" "wal_level = replica"
