@@ -693,8 +693,9 @@ impl Claimer {
     /// claims it (a fleet moved from hand-set ids to etcd one server at a time keeps every id
     /// unique meanwhile), and checked against the space: refused when a leasing server holds it
     /// (both issue under it: said, for the operator to fix) or another server reserved it. The
-    /// reservation has no lease: it outlives the server's stops, as its id does; the server keeps
-    /// it when moved to etcd (`choose`), and an operator removes it when the server is retired.
+    /// reservation has no lease: it outlives the server's stops, as its id does; moved to etcd,
+    /// the server claims the id (`choose`) and its claim removes the reservation; an operator
+    /// removes the reservation of a server set by hand that is retired.
     /// The write is guarded by the absence of both keys, so that a claim and a reservation of one
     /// id never both stand, in whatever order they come or are applied.
     pub fn reserve(&mut self, etcd: &mut impl Etcd, id: i64) -> Result<(Reserved, Vec<String>), ClaimError> {
