@@ -30,7 +30,7 @@ CREATE FUNCTION @extschema@.snowflake_machine_id_status() RETURNS TABLE (
     "deadline" timestamp with time zone, "time_left_ms" bigint, "last_renewal" timestamp with time zone,
     "recorded_mark" timestamp with time zone, "claims" bigint, "renewals" bigint, "renewal_failures" bigint,
     "leases_lost" bigint, "refused_calls" bigint, "last_error" TEXT, "last_error_at" timestamp with time zone,
-    "holders_at_claim" bigint)
+    "holders_at_claim" bigint, "reserved_in" TEXT, "reservations" bigint)
 STRICT VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_machine_id_status_wrapper';
 COMMENT ON FUNCTION @extschema@.snowflake_machine_id_status() IS
     'Where the machine id comes from (manual, etcd, pod_index), the id in effect and, leased from etcd, the lease: deadline, time left, last renewal, recorded mark, counters, last error';

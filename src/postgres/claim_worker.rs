@@ -12,13 +12,15 @@ use super::etcd_transport::{self, Tcp};
 use super::id_source::{self, hostname, EtcdConfig};
 use super::tls::{ClientCert, Tls};
 use super::{key_file, mark_store, server_config, shared_memory, worker_exit};
-use pg_snowflake_core::claim::{Claimer, Holder, Reserved, Step, Switches};
+use pg_snowflake_core::calendar::format_utc;
+use pg_snowflake_core::claim::{ClaimError, Claimer, Holder, Reserved, Step, Switches};
 use pg_snowflake_core::claim_status::Trouble;
 use pg_snowflake_core::etcd_gateway::parse_credentials;
 use pg_snowflake_core::etcd_gateway::Gateway;
 use pg_snowflake_core::state::SharedState;
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};
 use pgrx::prelude::*;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 use zeroize::Zeroizing;
 
@@ -41,7 +43,10 @@ pub fn register() {
         .set_type("pg_snowflake machine id")
         .set_library("pg_snowflake")
         .set_function("pg_snowflake_claim_main")
-        .enable_shmem_access(None)
+        // Shared memory, and a connection to no database: that makes the worker a backend of its
+        // own, which pg_stat_activity lists (backend_type 'pg_snowflake machine id') and
+        // pg_terminate_backend() reaches: the hints' way to make it read its files again.
+        .enable_spi_access()
         // A standby holds nothing: at promotion it claims like a starting server.
         .set_start_time(BgWorkerStartTime::RecoveryFinished)
         .set_restart_time(Some(Duration::from_secs(1)))
@@ -68,6 +73,8 @@ fn claimer(config: &EtcdConfig, shared: &SharedState) -> Option<Claimer> {
         mark_revision: !id_source::fault_mark_unguarded(),
         space_layout: !id_source::fault_space_layout_off(),
         reservations: !id_source::fault_reservations_off(),
+        own_run: !id_source::fault_claim_whole_mark(),
+        inherited_mark: !id_source::fault_inherited_mark_off(),
         ..Switches::ALL_ON
     };
     let mut c = Claimer::new(space, me, layout, switches);
@@ -79,20 +86,30 @@ fn claimer(config: &EtcdConfig, shared: &SharedState) -> Option<Claimer> {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_snowflake_claim_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
-    let reserved = server_config::reservation().zip(server_config::generator().ok().map(|g| g.machine_id()));
-    let claimer = match (server_config::etcd().or(reserved.map(|r| r.0)), shared_memory::shared()) {
-        (Some(config), Some(shared)) => claimer(config, shared).map(|c| (config, shared, c)),
-        _ => None,
-    };
-    match (claimer, reserved) {
-        (Some((config, shared, claimer)), Some((_, id))) => reserve(config, shared, claimer, id),
-        (Some((config, shared, claimer)), None) => hold(config, shared, claimer),
-        // No layout: nothing can be issued, nothing to claim (the start logged why). Stay, so
-        // that the postmaster does not start the worker again every second.
-        (None, _) => while BackgroundWorker::wait_latch(None) {},
+    worker_exit::note_sigterm_sender();
+    BackgroundWorker::connect_worker_to_spi(None, None);
+    loop {
+        let reserved = server_config::reservation().zip(server_config::generator().ok().map(|g| g.machine_id()));
+        let claimer = match (server_config::etcd().or(reserved.map(|r| r.0)), shared_memory::shared()) {
+            (Some(config), Some(shared)) => claimer(config, shared).map(|c| (config, shared, c)),
+            _ => None,
+        };
+        match (claimer, reserved) {
+            (Some((config, shared, claimer)), Some((_, id))) => reserve(config, shared, claimer, id),
+            (Some((config, shared, claimer)), None) => hold(config, shared, claimer),
+            // No layout: nothing can be issued, nothing to claim (the start logged why). Stay, so
+            // that the postmaster does not start the worker again every second.
+            (None, _) => while BackgroundWorker::wait_latch(None) {},
+        }
+        // Started again after its restart interval, unless the server is shutting down; started
+        // over here while a smart shutdown waits for its clients (see `worker_exit`).
+        match worker_exit::after_sigterm() {
+            worker_exit::Next::Exit(code) => return worker_exit::exit(code),
+            worker_exit::Next::StartOver => pgrx::log!(
+                "pg_snowflake: the worker \"pg_snowflake machine id\" was terminated while a smart shutdown waits for its clients: it starts over at once (the postmaster starts no worker while it shuts down), and claims again"
+            ),
+        }
     }
-    // Started again after its restart interval, unless the server is shutting down.
-    worker_exit::exit_after_sigterm();
 }
 
 /// The user and password of snowflake.etcd_credentials_file, read and checked as the key file of
@@ -214,6 +231,8 @@ fn reserve(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer, id: 
                     reported = true;
                 }
                 shared.claim.set_error(None, Trouble::None, now);
+                shared.claim.reserved_id.store(id, Relaxed);
+                shared.claim.reservations.store(claimer.reservations_seen, Relaxed);
                 said.clear();
                 failures = 0;
                 next_ms = now + RESERVATION_CHECK.as_millis() as i64;
@@ -221,6 +240,12 @@ fn reserve(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer, id: 
             Err(e) => {
                 let text = e.message(&space);
                 shared.claim.set_error(Some(&text), e.trouble(), now);
+                if matches!(e, ClaimError::ReservedIdHeld { .. } | ClaimError::ReservedByAnother { .. }) {
+                    shared.claim.reserved_id.store(-1, Relaxed);
+                }
+                if claimer.reservations_seen >= 0 {
+                    shared.claim.reservations.store(claimer.reservations_seen, Relaxed);
+                }
                 if text != said {
                     pgrx::warning!("pg_snowflake: {text}");
                     said = text;
@@ -261,12 +286,17 @@ fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
                     pgrx::log!("pg_snowflake: {note}");
                 }
                 pgrx::log!(
-                    "pg_snowflake: machine id {} claimed in {} (lease {:x}, TTL {} s); recorded mark {}",
+                    "pg_snowflake: machine id {} claimed in {} (lease {:x}, TTL {} s); its mark in etcd is now {} (the lease's deadline); ids issued under it before this server's run: {}",
                     h.id,
                     config.describe(),
                     h.lease,
                     config.ttl_s,
-                    h.mark_ms
+                    format_utc(h.mark_ms),
+                    if h.inherited_ms < 0 {
+                        "none".to_string()
+                    } else {
+                        format!("up to {}, recorded by {}", format_utc(h.inherited_ms), h.inherited_from)
+                    }
                 );
                 said.clear();
             }
@@ -288,11 +318,23 @@ fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
     // (Each exchange a third of it at most: a member that hangs, one whose cluster is electing a
     // leader say, leaves time to ask the others.)
     etcd.transport().begin(RELEASE_BUDGET, RELEASE_BUDGET / 3, false);
-    match claimer.release(&mut etcd, shared, wall_clock_ms) {
+    let id = claimer.held().map(|h| h.id);
+    let released = claimer.release(&mut etcd, shared, wall_clock_ms);
+    match &released {
         Ok(()) => pgrx::log!("pg_snowflake: machine id released in {}", config.describe()),
         Err(e) => pgrx::log!(
             "pg_snowflake: machine id not released ({}); its lease expires by itself",
             e.message(&claimer.space)
         ),
+    }
+    // What the status and a refusal say until a worker holds an id again: held is false, and why.
+    if let Some(id) = id {
+        let now = wall_clock_ms();
+        let text = format!(
+            "{} machine id {id} at {} (a SIGTERM: pg_terminate_backend() of it, or the server's stop); it starts again within a second, but not at the server's stop",
+            if released.is_ok() { "released" } else { "gave up (its lease ends by itself)" },
+            format_utc(now)
+        );
+        shared.claim.set_error(Some(&text), Trouble::Released, now);
     }
 }

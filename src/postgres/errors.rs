@@ -51,7 +51,7 @@ pub fn sqlstate(e: &Error) -> PgSqlErrorCode {
         Error::LayoutChanged { .. } => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         Error::InfiniteTime { .. } => ERRCODE_DATETIME_FIELD_OVERFLOW,
         // As nextval() on a standby.
-        Error::HotStandby => ERRCODE_READ_ONLY_SQL_TRANSACTION,
+        Error::HotStandby | Error::HotStandbyLeased => ERRCODE_READ_ONLY_SQL_TRANSACTION,
     }
 }
 

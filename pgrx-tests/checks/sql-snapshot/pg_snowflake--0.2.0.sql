@@ -178,7 +178,9 @@ CREATE  FUNCTION "snowflake_machine_id_status"() RETURNS TABLE (
 	"refused_calls" bigint,
 	"last_error" TEXT,
 	"last_error_at" timestamp with time zone,
-	"holders_at_claim" bigint
+	"holders_at_claim" bigint,
+	"reserved_in" TEXT,
+	"reservations" bigint
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c

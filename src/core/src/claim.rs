@@ -27,7 +27,13 @@
 //! Two mechanisms, each proven necessary by the simulation's negative controls: without the
 //! deadline a paused holder resumes and issues under a claim it lost; without the mark a new
 //! holder whose clock is behind issues ids its predecessor issued.
+//!
+//! A crash-restart (the same postmaster) does not wait out its own lease: every id its run issued
+//! is below its state word, begun above its mark file, so it takes as used only the mark its run
+//! inherited when it first claimed the id, which each mark record keeps (`inherited_ms`). Without
+//! that (the negative control) a crash-restart forgets the ids of the holders before its run.
 
+use crate::calendar::format_utc;
 use crate::claim_status::Trouble;
 use crate::layout::Layout;
 use crate::state::{grant, SharedState};
@@ -121,7 +127,11 @@ pub trait Etcd {
     /// Every key that starts with `prefix`.
     fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String>;
     /// Applies `puts` if every guard holds.
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String>;
+    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
+        self.txn_and_delete(guards, puts, &[])
+    }
+    /// Applies `puts` and deletes the keys `deletes`, if every guard holds.
+    fn txn_and_delete(&mut self, guards: &[Guard], puts: &[Put], deletes: &[String]) -> Result<Txn, String>;
 }
 
 /// Who holds a machine id: enough to tell a server from every other and to find it.
@@ -171,6 +181,17 @@ pub struct MarkRecord {
     /// The layout it was issued under (its description), and the last holder that wrote it.
     pub layout: String,
     pub holder: Holder,
+    /// The mark the id had when the run of `holder` that wrote this claimed it (ms since 1970,
+    /// -1: none), and who had recorded that one: every id under the id that this run did not
+    /// issue is at or below it. A later claim of the id by the same run (after a crash-restart,
+    /// a lost lease, its worker restarted) bounds the run's own ids by its state word (after a
+    /// crash, above its mark file) and takes only this mark as used: it does not wait out its
+    /// own lease's deadline. `None` in the records of 0.2.0's betas, which do not say: the whole
+    /// mark is taken as used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inherited_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub inherited_from: String,
 }
 
 /// The value of the space's layout key: the layout every server of the id space has, recorded
@@ -257,6 +278,14 @@ pub struct Switches {
     /// their absence (off: reservations are not read, and a leased server can take a hand-set
     /// server's id).
     pub reservations: bool,
+    /// A claim of an id whose mark this very run recorded (a crash-restart, a lost lease, a
+    /// worker restarted) takes as used only the mark the run inherited, its own ids being below
+    /// its state word (off: the whole recorded mark, as before issue 57: a crash-restart waits
+    /// out its old lease's deadline; safe, only slow).
+    pub own_run: bool,
+    /// That inherited mark is taken as used (off: nothing, the ids of the holders before the run
+    /// forgotten at its crash-restart: the negative control of `own_run`).
+    pub inherited_mark: bool,
 }
 
 impl Switches {
@@ -267,6 +296,8 @@ impl Switches {
         mark_revision: true,
         space_layout: true,
         reservations: true,
+        own_run: true,
+        inherited_mark: true,
     };
 }
 
@@ -382,6 +413,10 @@ pub struct Held {
     /// The mark recorded in etcd for `id`, and the revision it was recorded at.
     pub mark_ms: i64,
     pub mark_rev: i64,
+    /// The mark `id` had when this run claimed it (-1: none), and who recorded it (see
+    /// [`MarkRecord::inherited_ms`]): the ids of its holders before this run are at or below it.
+    pub inherited_ms: i64,
+    pub inherited_from: String,
 }
 
 /// What a step did.
@@ -411,6 +446,9 @@ pub struct Claimer {
     next_try_ms: i64,
     /// Leases of failed claims that could not be revoked then (see [`Claimer::give_back`]).
     orphans: Vec<i64>,
+    /// How many ids of the space were reserved by servers set by hand at the last read of the
+    /// space (a claim or a reservation), -1: none read yet.
+    pub reservations_seen: i64,
 }
 
 impl Claimer {
@@ -425,6 +463,7 @@ impl Claimer {
             failed_ms: i64::MIN,
             next_try_ms: i64::MIN,
             orphans: vec![],
+            reservations_seen: -1,
         }
     }
 
@@ -441,6 +480,7 @@ impl Claimer {
             return;
         }
         let (id, _) = grant::parts(word, self.layout.machine_bits());
+        let (inherited_ms, inherited_from) = shared.claim.inherited().unwrap_or((-1, String::new()));
         self.held = Some(Held {
             id,
             lease,
@@ -448,6 +488,8 @@ impl Claimer {
             deadline_ms: shared.claim.deadline_ms.load(Relaxed),
             mark_ms: shared.claim.recorded_mark_ms.load(Relaxed),
             mark_rev: shared.claim.recorded_mark_rev.load(Relaxed),
+            inherited_ms,
+            inherited_from,
         });
     }
 
@@ -545,6 +587,7 @@ impl Claimer {
         if !self.switches.reservations {
             view.reserved.clear();
         }
+        self.reservations_seen = view.reserved.len() as i64;
         let id = choose(&space, &self.me, &view, &skip)?;
         // Who else is in the space: a prefix mistyped starts an empty space beside the real one.
         let others: Vec<String> = view.claims.keys().take(16).map(i64::to_string).collect();
@@ -575,14 +618,24 @@ impl Claimer {
         // own: a hand-set server moved to etcd takes its reserved id).
         // (Its own reservation: unchanged since the range, so that one removed by hand and made
         // by another server meanwhile is not claimed.)
+        // Its own reservation is removed by the claim (in the same transaction): a reservation and
+        // a claim of one id never both stand; leased now, the id is as any other of the space.
         let mut guards = vec![Guard::Absent(space.claim_key(id))];
+        let mut deletes = vec![];
         if self.switches.reservations {
             guards.push(match view.reserved.get(&id).filter(|_| view.reserved_by(id, &self.me)) {
-                Some(&(_, revision)) => Guard::Revision(space.reserved_key(id), revision),
+                Some(&(_, revision)) => {
+                    deletes.push(space.reserved_key(id));
+                    notes.push(format!(
+                        "machine id {id} was reserved by this server while it was set by hand: claimed, and its reservation removed with the claim (a reservation and a claim of one id never both stand)"
+                    ));
+                    Guard::Revision(space.reserved_key(id), revision)
+                }
                 None => Guard::Absent(space.reserved_key(id)),
             });
         }
-        let won = match etcd.txn(&guards, &[Put { key: space.claim_key(id), value: me, lease }]) {
+        let claim = [Put { key: space.claim_key(id), value: me, lease }];
+        let won = match etcd.txn_and_delete(&guards, &claim, &deletes) {
             Ok(won) => won,
             Err(e) => return Err(self.give_back(etcd, lease, ClaimError::Unreachable(e))),
         };
@@ -604,11 +657,22 @@ impl Claimer {
                 recorded_by: Box::new(r.holder.clone()),
             });
         }
-        let from = recorded.as_ref().map(|r| (r.mark_ms, r.holder.describe()));
-        shared.claim.set_inherited(from.as_ref().map(|(ms, who)| (*ms, who.as_str())));
+        let (inherited_ms, inherited_from) = self.inherited(recorded.as_ref());
+        if let Some(r) = recorded.as_ref().filter(|r| r.holder.same_run(&self.me) && self.switches.own_run) {
+            notes.push(format!(
+                "machine id {id}: its mark in etcd, {}, is this run's own (the deadline of the lease it held before): every id this run issued is below its high-water mark file, so its ids wait only for the mark of the holders before it: {}",
+                format_utc(r.mark_ms),
+                match inherited_ms {
+                    ms if ms < 0 => "none".to_string(),
+                    ms => format!("{}, recorded by {inherited_from}", format_utc(ms)),
+                }
+            ));
+        }
+        shared.claim.set_inherited((inherited_ms >= 0).then_some((inherited_ms, inherited_from.as_str())));
         let old_mark_ms = recorded.map_or(-1, |r| r.mark_ms);
         let deadline_ms = space.deadline_ms(sent_ms, self.switches);
-        let mut held = Held { id, lease, sent_ms, deadline_ms, mark_ms: old_mark_ms, mark_rev };
+        let mut held =
+            Held { id, lease, sent_ms, deadline_ms, mark_ms: old_mark_ms, mark_rev, inherited_ms, inherited_from };
         // The mark covers the deadline, and the tick this server last issued on: a clock stepped
         // back behind it leaves the generator issuing on that tick (never below its last id), past
         // the deadline by the clock, under whichever id it holds now.
@@ -621,12 +685,14 @@ impl Claimer {
             }
             Err(e) => return Err(self.give_back(etcd, lease, e)),
         }
-        // Every tick up to the mark is used: the ids issued under this id before, whoever issued them.
-        if old_mark_ms >= 0 && self.switches.recorded_mark {
-            shared.use_up_to(self.layout.tick_of_mark(old_mark_ms), self.layout.sequence_bits());
+        // Every tick up to the mark inherited is used: the ids issued under this id before this
+        // run, whoever issued them (this run's own are below the state word already).
+        if held.inherited_ms >= 0 && self.switches.recorded_mark {
+            shared.use_up_to(self.layout.tick_of_mark(held.inherited_ms), self.layout.sequence_bits());
         }
         shared.claim.claims.fetch_add(1, Relaxed);
         shared.claim.holders_at_claim.store(holders_at_claim, Relaxed);
+        shared.claim.reservations.store(self.reservations_seen, Relaxed);
         self.publish(shared, &held);
         self.held = Some(held.clone());
         Ok((held, notes))
@@ -636,8 +702,9 @@ impl Claimer {
     /// claims it (a fleet moved from hand-set ids to etcd one server at a time keeps every id
     /// unique meanwhile), and checked against the space: refused when a leasing server holds it
     /// (both issue under it: said, for the operator to fix) or another server reserved it. The
-    /// reservation has no lease: it outlives the server's stops, as its id does; the server keeps
-    /// it when moved to etcd (`choose`), and an operator removes it when the server is retired.
+    /// reservation has no lease: it outlives the server's stops, as its id does; moved to etcd,
+    /// the server claims the id (`choose`) and its claim removes the reservation; an operator
+    /// removes the reservation of a server set by hand that is retired.
     /// The write is guarded by the absence of both keys, so that a claim and a reservation of one
     /// id never both stand, in whatever order they come or are applied.
     pub fn reserve(&mut self, etcd: &mut impl Etcd, id: i64) -> Result<(Reserved, Vec<String>), ClaimError> {
@@ -645,6 +712,7 @@ impl Claimer {
         let mut notes = vec![];
         let kvs = etcd.range(&format!("{}/", space.prefix)).map_err(ClaimError::Unreachable)?;
         let mut view = read_space(&space, &kvs)?;
+        self.reservations_seen = view.reserved.len() as i64;
         if self.switches.space_layout {
             self.check_space_layout(etcd, view.layout.take(), &self.layout.describe(), &mut notes)?;
         }
@@ -807,6 +875,26 @@ impl Claimer {
         ClaimError::Lost { id, why: why.into() }
     }
 
+    /// What bounds the ids issued under an id before this claim (ms since 1970, -1: none), and who
+    /// recorded it, from the id's mark as read once the claim is held. Another's mark (another
+    /// server, an earlier run of this one): all of it. A mark this very run recorded (it held the
+    /// id before: a crash-restart, a lost lease, its worker restarted): the run's own ids are below
+    /// its state word, which a crash-restart began above its mark file (every id of the crashed
+    /// instance: each was issued under a mark made durable there first), so only the mark the run
+    /// inherited at its first claim of the id counts; a record that does not say (0.2.0's betas):
+    /// all of it.
+    fn inherited(&self, recorded: Option<&MarkRecord>) -> (i64, String) {
+        match recorded {
+            None => (-1, String::new()),
+            Some(r) if r.holder.same_run(&self.me) && self.switches.own_run => match r.inherited_ms {
+                _ if !self.switches.inherited_mark => (-1, String::new()),
+                Some(ms) => (ms, if ms >= 0 { r.inherited_from.clone() } else { String::new() }),
+                None => (r.mark_ms, r.holder.describe()),
+            },
+            Some(r) => (r.mark_ms, r.holder.describe()),
+        }
+    }
+
     fn publish(&self, shared: &SharedState, held: &Held) {
         let s = &shared.claim;
         s.lease_id.store(held.lease, Relaxed);
@@ -814,6 +902,7 @@ impl Claimer {
         s.renewed_ms.store(held.sent_ms, Relaxed);
         s.recorded_mark_ms.store(held.mark_ms, Relaxed);
         s.recorded_mark_rev.store(held.mark_rev, Relaxed);
+        s.last_held.store(held.id, Relaxed);
         // Ids are allowed while the clock's tick is below the tick the deadline falls in, so
         // never at or after the deadline.
         let until = if self.switches.deadline { self.layout.tick_of_mark(held.deadline_ms) } else { i64::MAX };
@@ -840,7 +929,13 @@ impl Claimer {
     /// once more only if it is below `mark_ms` (so a mark never comes down under a later one, and a
     /// late write never lowers a later one: it finds a later revision and does nothing).
     fn record_mark(&self, etcd: &mut impl Etcd, held: &mut Held, mark_ms: i64) -> Result<bool, ClaimError> {
-        let record = MarkRecord { mark_ms, layout: self.layout.describe(), holder: self.me.clone() };
+        let record = MarkRecord {
+            mark_ms,
+            layout: self.layout.describe(),
+            holder: self.me.clone(),
+            inherited_ms: Some(held.inherited_ms),
+            inherited_from: held.inherited_from.clone(),
+        };
         let value = serde_json::to_string(&record).expect("a mark is plain data");
         let (claim_key, mark_key) = (self.space.claim_key(held.id), self.space.mark_key(held.id));
         let put = [Put { key: mark_key.clone(), value, lease: 0 }];
@@ -921,8 +1016,9 @@ fn read_space(space: &Space, kvs: &[Kv]) -> Result<SpaceView, ClaimError> {
 }
 
 /// The id to claim: the id this server reserved while its id was set by hand (moved to etcd, it
-/// keeps it), else its own last id if it is free (a restart gets its id back), else the lowest
-/// free one; never one another server reserved, nor one of `skip` (marks of another layout).
+/// keeps it), else its own last id if it is free (a restart gets its id back), else its cluster's
+/// last id if it is free (a promoted standby gets its old primary's), else the lowest free one;
+/// never one another server reserved, nor one of `skip` (marks of another layout).
 /// Refuses while an earlier run of this server still holds its id (claiming another would use up
 /// the space, as Leaf's users found), and when every id is held or reserved.
 pub fn choose(space: &Space, me: &Holder, view: &SpaceView, skip: &[i64]) -> Result<i64, ClaimError> {
@@ -944,6 +1040,12 @@ pub fn choose(space: &Space, me: &Holder, view: &SpaceView, skip: &[i64]) -> Res
         return Ok(id);
     }
     if let Some((&id, _)) = marks.iter().find(|(id, (m, _))| m.holder.same_server(me) && free(id)) {
+        return Ok(id);
+    }
+    // Its cluster's (the same system identifier): a standby promoted takes the id its old primary
+    // gave back, the one whose mark was recorded last.
+    let cluster = marks.iter().filter(|(id, (m, _))| m.holder.system_identifier == me.system_identifier && free(id));
+    if let Some((&id, _)) = cluster.max_by_key(|(_, (_, revision))| *revision) {
         return Ok(id);
     }
     (0..space.size).find(free).ok_or_else(|| ClaimError::Exhausted {

@@ -127,6 +127,9 @@ pub enum Error {
         mark_from: Option<String>,
     },
     HotStandby,
+    /// The same on a standby whose machine id is leased from etcd (the shell tells which): it
+    /// holds none, and claims one at its promotion.
+    HotStandbyLeased,
     /// The wall clock jumped forward by more than `snowflake.max_clock_jump` since the last lease.
     ClockJumped {
         jump_ms: i64,
@@ -163,9 +166,10 @@ impl Error {
             Error::NotPreloaded => {
                 "pg_snowflake is not loaded through shared_preload_libraries".into()
             }
-            Error::MachineIdNotHeld { source, last_error, lapsed, .. } => format!(
+            Error::MachineIdNotHeld { source, last_error, lapsed, trouble } => format!(
                 "no machine id is held: it is leased from {source}, and {}",
                 match (lapsed, last_error) {
+                    (None, Some(e)) if *trouble == Trouble::Released => format!("its worker {e}"),
                     (Some(id), Some(e)) => format!(
                         "the lease of machine id {id} reached its local deadline without a renewal (the last attempt failed: {e})"
                     ),
@@ -214,7 +218,7 @@ impl Error {
                 "the system clock is {behind_ms} ms behind the last snowflake id this server may have issued; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
             ),
             Error::ClockBehind { behind_ms, waited_ms, mark_from: Some(from) } => format!(
-                "the system clock is {behind_ms} ms behind the last snowflake id issued under this machine id, by its holder before this server: the mark recorded in etcd by {from}; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
+                "no snowflake id before the clock passes the mark of this machine id's holder before this server, recorded in etcd by {from}: {behind_ms} ms from now (that holder's last id, or the deadline of its lease if it did not release the id); waited {waited_ms} ms (snowflake.max_clock_wait)"
             ),
             Error::MarkUnreadable => format!(
                 "the snowflake high-water mark file {:?} in the data directory could not be read",
@@ -244,6 +248,9 @@ impl Error {
                 "the system clock did not reach the next tick within {limit_ms} ms (a tick and snowflake.max_clock_wait): the sequence of the current tick is used up"
             ),
             Error::HotStandby => "cannot generate snowflake ids on a hot standby".into(),
+            Error::HotStandbyLeased => {
+                "no snowflake ids on a hot standby: a standby holds no machine id leased from etcd".into()
+            }
             Error::ClockJumped { jump_ms, limit_ms } => format!(
                 "the system clock jumped {jump_ms} ms forward since the last snowflake high-water mark was written, more than snowflake.max_clock_jump ({limit_ms} ms); refusing to lease ids that far ahead"
             ),
@@ -269,6 +276,7 @@ impl Error {
                 Trouble::SpaceLayout => "The id space (snowflake.etcd_prefix) was set up by servers of another layout, whose ids could equal this server's: give servers of this layout an id space of their own (another snowflake.etcd_prefix), or set this server's layout to the space's (snowflake.epoch, time_unit, machine_bits, sequence_bits), and restart.",
                 Trouble::Lost => "The lease expired in etcd (this server was paused, or cut off from etcd, past snowflake.etcd_lease_ttl) or its claim was removed: the server claims a machine id again by itself. If it happens often, raise snowflake.etcd_lease_ttl or look at what pauses the server.",
                 Trouble::Unreadable => "A key of the id space holds what pg_snowflake did not write: the message names it. Remove that key from etcd (etcdctl del KEY) if nothing else uses it, or use another snowflake.etcd_prefix.",
+                Trouble::Released => "The worker \"pg_snowflake machine id\" released the machine id at a SIGTERM (pg_terminate_backend() of it, or the server's stop): it starts again within a second and claims one again, but not at the server's stop. Retry; snowflake_machine_id_status() shows how it goes.",
                 Trouble::Setup => "A file of the etcd settings cannot be used (the message names it and why): fix it (owner, mode 0600 for a key or the credentials, its contents) and restart the server, or its worker (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'pg_snowflake machine id').",
             }
             .into(),
@@ -295,9 +303,10 @@ impl Error {
             Error::MarkWriteTooSlow { .. } => "The data directory's storage (or this process) is very slow or was stopped: check the disk and the server log. The next lease is twice as long as the last write took (up to 10 s); ids resume as soon as a write is quick enough.".into(),
             Error::StandbysDidNotConfirm { .. } => "Check that a synchronous standby is connected and streaming (pg_stat_replication); ids resume as soon as one confirms. To issue ids without them, set snowflake.lease_sync = off and reload (a failover may then re-issue ids of the last lease).".into(),
             Error::ClockStalled { .. } => "Check the system clock and its time source (a clock that stands still: a paused virtual machine, a broken clock source); ids resume as soon as it moves on.".into(),
-            Error::ClockBehind { mark_from: Some(_), .. } => "That holder's clock was ahead of this server's, or this one's is behind: check both servers' time synchronisation (NTP). Ids resume by themselves once this clock passes the mark; to wait longer at each call, raise snowflake.max_clock_wait and reload. Never remove the mark from etcd: ids issued under this machine id before would be issued again.".into(),
+            Error::ClockBehind { mark_from: Some(_), .. } => "Ids resume by themselves once this server's clock passes that mark: retry. A holder that ended without releasing the id (its whole server crashed or was paused, or etcd was out of its reach) recorded its lease's deadline, at most snowflake.etcd_lease_ttl after its last renewal; one that released it recorded its last id, and a wait then means its clock was ahead of this server's: check both servers' time synchronisation (NTP). To wait longer at each call, raise snowflake.max_clock_wait and reload. Never remove the mark from etcd: ids issued under this machine id before would be issued again.".into(),
             Error::ClockBehind { mark_from: None, .. } => "The clock was stepped backwards. Check the server's time synchronisation (run NTP in slew mode); to wait longer, raise snowflake.max_clock_wait and reload. If instead the clock was wrong (ahead) when earlier ids were issued, do not just remove the mark file: give this server a snowflake.machine_id no server has used, then remove pg_snowflake.mark from the data directory and restart; ids of the new machine id cannot collide with the old ones.".into(),
             Error::HotStandby => "Generate ids on the primary. A standby carries the primary's machine id; give it its own before promoting it.".into(),
+            Error::HotStandbyLeased => "Generate ids on the primary. Once promoted, the standby's worker claims a machine id from etcd by itself (its old primary's, if that one gave it back): nothing to set.".into(),
             Error::ClockJumped { .. } => "Check the clock (NTP). If it is right, raise snowflake.max_clock_jump, or set it to 0 to turn the guard off, and reload; if it is wrong, correct it and ids resume at once.".into(),
             Error::LayoutChanged { old, .. } => format!(
                 "If the change is deliberate, set snowflake.accept_layout_change = '{}' and restart; the next mark records the new layout. Otherwise restore the old settings.",
@@ -413,6 +422,11 @@ mod tests {
                 "Check that etcd is up",
             ),
             (
+                refusal(Some("released machine id 3 at T (pg_terminate_backend())"), None, Trouble::Released),
+                "and its worker released machine id 3 at T",
+                "released the machine id at a SIGTERM",
+            ),
+            (
                 refusal(Some("the lease of machine id 3 was lost"), None, Trouble::Lost),
                 "and the last attempt failed: the lease of machine id 3 was lost",
                 "The lease expired in etcd",
@@ -454,7 +468,7 @@ mod tests {
                     waited_ms: 1000,
                     mark_from: Some("pg-1:5432 (data directory /d, system identifier 7)".into()),
                 },
-                "recorded in etcd by pg-1:5432",
+                "mark of this machine id's holder before this server, recorded in etcd by pg-1:5432",
             ),
             (
                 Error::MarkWriterBusy { pid: 4242, step: Some(WriteStep::StandbyWait), limit_ms: 5000 },

@@ -371,7 +371,7 @@ impl<T: Transport> Etcd for Gateway<T> {
         Ok(out)
     }
 
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
+    fn txn_and_delete(&mut self, guards: &[Guard], puts: &[Put], deletes: &[String]) -> Result<Txn, String> {
         let compare: Vec<Value> = guards
             .iter()
             .map(|g| match g {
@@ -383,6 +383,7 @@ impl<T: Transport> Etcd for Gateway<T> {
         let success: Vec<Value> = puts
             .iter()
             .map(|p| json!({ "request_put": { "key": b64(&p.key), "value": b64(&p.value), "lease": p.lease.to_string() } }))
+            .chain(deletes.iter().map(|k| json!({ "request_delete_range": { "key": b64(k) } })))
             .collect();
         let v = self.call("/v3/kv/txn", json!({ "compare": compare, "success": success })).map_err(|e| e.text())?;
         Ok(Txn {

@@ -33,10 +33,10 @@ pub(crate) enum Fault {
 enum Request {
     KeepAlive(i64),
     Revoke(i64),
-    Txn(Vec<Guard>, Vec<Put>),
+    Txn(Vec<Guard>, Vec<Put>, Vec<String>),
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct EtcdModel {
     /// Real time, ms.
     pub now_ms: i64,
@@ -147,8 +147,8 @@ impl EtcdModel {
                 self.keep_alive_now(lease);
             }
             Request::Revoke(lease) => self.drop_lease(lease),
-            Request::Txn(guards, puts) => {
-                let _ = self.txn_now(&guards, &puts);
+            Request::Txn(guards, puts, deletes) => {
+                let _ = self.txn_now(&guards, &puts, &deletes);
             }
         }
         true
@@ -170,7 +170,7 @@ impl EtcdModel {
         }
     }
 
-    fn txn_now(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
+    fn txn_now(&mut self, guards: &[Guard], puts: &[Put], deletes: &[String]) -> Result<Txn, String> {
         let holds = guards.iter().all(|g| match g {
             Guard::Absent(k) => !self.kv.contains_key(k),
             Guard::LeasedBy(k, lease) => self.kv.get(k).is_some_and(|(_, l, _)| l == lease),
@@ -187,11 +187,14 @@ impl EtcdModel {
                 );
             }
         }
-        if !puts.is_empty() {
+        if !puts.is_empty() || deletes.iter().any(|k| self.kv.contains_key(k)) {
             self.revision += 1;
         }
         for p in puts {
             self.kv.insert(p.key.clone(), (p.value.clone(), p.lease, self.revision));
+        }
+        for k in deletes {
+            self.kv.remove(k);
         }
         Ok(Txn { succeeded: true, revision: self.revision })
     }
@@ -281,7 +284,8 @@ impl Etcd for Client<'_> {
         })
     }
 
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
-        self.call(Request::Txn(guards.to_vec(), puts.to_vec()), None, |e| e.txn_now(guards, puts))
+    fn txn_and_delete(&mut self, guards: &[Guard], puts: &[Put], deletes: &[String]) -> Result<Txn, String> {
+        let request = Request::Txn(guards.to_vec(), puts.to_vec(), deletes.to_vec());
+        self.call(request, None, |e| e.txn_now(guards, puts, deletes))
     }
 }

@@ -193,6 +193,7 @@ mod tests {
             machine_id: Some(3),
             layout: Some(LayoutRecord::from(layout)),
             system_identifier: Some(1),
+            leased_from: None,
         }))
     }
 
@@ -243,7 +244,12 @@ mod tests {
     fn a_lease_replayed_from_a_primary_of_another_layout_refuses_until_accepted() {
         let mine = Layout::new(EPOCH_2025, 1, 10, 12).unwrap();
         let theirs = Layout::new(EPOCH_2025, 10, 10, 12).unwrap();
-        let record = LeaseRecord { machine_id: 1, mark_unix_ms: EPOCH_2025 + 9_000, layout: Some((&theirs).into()) };
+        let record = LeaseRecord {
+            machine_id: 1,
+            mark_unix_ms: EPOCH_2025 + 9_000,
+            layout: Some((&theirs).into()),
+            leased: false,
+        };
         let s = start(Ok(None), &facts(&mine, ""), EPOCH_2025);
         let mut file = Files::default();
         replay(&s.shared, &mine, &record, &mut file).unwrap();
@@ -283,7 +289,8 @@ mod tests {
     fn a_replayed_mark_that_cannot_be_made_durable_stops_recovery() {
         let l = Layout::new(EPOCH_2025, 1, 10, 12).unwrap();
         let s = start(Ok(None), &facts(&l, ""), EPOCH_2025);
-        let record = LeaseRecord { machine_id: 1, mark_unix_ms: EPOCH_2025 + 9_000, layout: Some((&l).into()) };
+        let record =
+            LeaseRecord { machine_id: 1, mark_unix_ms: EPOCH_2025 + 9_000, layout: Some((&l).into()), leased: false };
         let mut file = Files { fail: true, ..Files::default() };
         assert!(matches!(replay(&s.shared, &l, &record, &mut file), Err(Error::MarkWrite { .. })));
         // A mark that does not rise writes nothing, and cannot fail.
@@ -300,7 +307,8 @@ mod tests {
         let text = old.describe();
         let s = start(found(&old, EPOCH_2025 + 5_000), &facts(&new, &text), EPOCH_2025 + 6_000);
         assert!(s.refused.is_none());
-        let record = LeaseRecord { machine_id: 3, mark_unix_ms: EPOCH_2025 + 6_000, layout: Some((&old).into()) };
+        let record =
+            LeaseRecord { machine_id: 3, mark_unix_ms: EPOCH_2025 + 6_000, layout: Some((&old).into()), leased: false };
         replay(&s.shared, &new, &record, &mut Files::default()).unwrap();
         assert_eq!(s.shared.refused.layout(), None, "the change this start accepted");
         // Another layout than the accepted one still refuses.

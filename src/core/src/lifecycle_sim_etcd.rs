@@ -209,8 +209,8 @@ impl Etcd for Calls<'_> {
     fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String> {
         self.call(Call::Range, |e| e.range(prefix))
     }
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
-        self.call(Call::Txn, |e| e.txn(guards, puts))
+    fn txn_and_delete(&mut self, guards: &[Guard], puts: &[Put], deletes: &[String]) -> Result<Txn, String> {
+        self.call(Call::Txn, |e| e.txn_and_delete(guards, puts, deletes))
     }
 }
 
@@ -237,6 +237,9 @@ pub(crate) struct EtcdReached {
     /// earlier run's claim was waited out.
     pub(crate) crash_takeovers: u64,
     pub(crate) own_earlier_waited: u64,
+    /// Claims of an id whose mark the same run recorded (a crash-restart, a lost lease, a worker
+    /// restarted): only the mark the run inherited taken as used (issue 57).
+    pub(crate) own_run_marks: u64,
     /// Requests applied after their client gave up, answers lost, error answers, leader changes,
     /// auth tokens renewed.
     pub(crate) held_applied: u64,
@@ -265,6 +268,7 @@ impl EtcdReached {
             (&mut self.leases_lost, o.leases_lost),
             (&mut self.crash_takeovers, o.crash_takeovers),
             (&mut self.own_earlier_waited, o.own_earlier_waited),
+            (&mut self.own_run_marks, o.own_run_marks),
             (&mut self.held_applied, o.held_applied),
             (&mut self.answers_lost, o.answers_lost),
             (&mut self.error_answers, o.error_answers),
@@ -292,6 +296,7 @@ impl EtcdReached {
             (r.leases_lost, "leases lost"),
             (r.crash_takeovers, "claims taken back after a crash-restart"),
             (r.own_earlier_waited, "earlier runs' claims waited out"),
+            (r.own_run_marks, "claims of an id whose mark the same run recorded"),
             (r.held_applied, "requests applied late"),
             (r.answers_lost, "answers lost"),
             (r.error_answers, "error answers"),
@@ -394,6 +399,7 @@ impl IdSpace {
             Ok(Step::Claimed(held, notes)) => {
                 r.claims += 1;
                 r.crash_takeovers += notes.iter().any(|n| n.contains("before its crash-restart")) as u64;
+                r.own_run_marks += notes.iter().any(|n| n.contains("is this run's own")) as u64;
                 r.own_earlier_waited += std::mem::take(&mut lease.waited_own) as u64;
                 match lease.becomes.take() {
                     Some(Becomes::Promoted) => r.leased_promotions += 1,
@@ -452,8 +458,8 @@ impl IdSpace {
         }
     }
 
-    /// A reservation and a claim of one id never both stand in etcd (but a server's claim of the
-    /// id it reserved while set by hand): whichever came first, the other was refused.
+    /// A reservation and a claim of one id never both stand in etcd: whichever came first, the
+    /// other was refused (and a server moved to etcd removes its own reservation with its claim).
     /// (As the keys stand after the last call: each call expires the leases due before it acts.)
     pub(crate) fn check_reservations(&self) -> Result<(), String> {
         let reserved = format!("{PREFIX}/reserved/");
@@ -464,12 +470,16 @@ impl IdSpace {
                 serde_json::from_str(value).expect("a reservation the protocol wrote"),
                 serde_json::from_str(claim).expect("a claim the protocol wrote"),
             );
-            if !holder.same_server(&by) {
-                return Err(format!(
-                    "machine id {id} is reserved by {} (set by hand) and claimed by {}: both can issue under it",
-                    by.host, holder.host
-                ));
-            }
+            return Err(format!(
+                "machine id {id} is reserved by {} (set by hand) and claimed by {}: {}",
+                by.host,
+                holder.host,
+                if holder.same_server(&by) {
+                    "its claim left its reservation standing"
+                } else {
+                    "both can issue under it"
+                }
+            ));
         }
         Ok(())
     }

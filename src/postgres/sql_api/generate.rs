@@ -60,7 +60,8 @@ fn nextval() -> Result<i64, Error> {
 }
 
 /// A refusal for want of a leased id names where it is leased from (the core does not know); a
-/// clock behind the mark another holder recorded in etcd names that holder.
+/// clock behind the mark another holder recorded in etcd names that holder; a standby's refusal
+/// says that a leased id is claimed at its promotion.
 #[cold]
 fn name_the_source(e: Error) -> Error {
     match (e, server_config::etcd()) {
@@ -78,6 +79,7 @@ fn name_the_source(e: Error) -> Error {
                 .map(|(_, from)| from);
             Error::ClockBehind { behind_ms, waited_ms, mark_from }
         }
+        (Error::HotStandby, Some(_)) => Error::HotStandbyLeased,
         (e, _) => e,
     }
 }

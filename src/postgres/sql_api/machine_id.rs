@@ -1,6 +1,8 @@
 //! `snowflake_machine_id_status()`: where this server's machine id comes from, which it is now,
 //! and, when leased from etcd, the lease: its local deadline and time left, the last renewal, the
-//! mark recorded in etcd, the counters and the last error. Reads shared memory only: never etcd.
+//! mark recorded in etcd, the counters and the last error; set by hand with etcd's settings beside,
+//! where its id is reserved; and who else is in the id space (holders and reservations, as last
+//! read). Reads shared memory only: never etcd.
 
 use super::super::clock::wall_clock_ms;
 use super::super::{server_config, shared_memory};
@@ -46,6 +48,8 @@ fn snowflake_machine_id_status() -> TableIterator<
         name!(last_error, Option<String>),
         name!(last_error_at, Option<TimestampWithTimeZone>),
         name!(holders_at_claim, Option<i64>),
+        name!(reserved_in, Option<String>),
+        name!(reservations, Option<i64>),
     ),
 > {
     let shared = raise(shared_memory::shared().ok_or(Error::NotPreloaded));
@@ -78,6 +82,9 @@ fn snowflake_machine_id_status() -> TableIterator<
         c.error().or(config_error),
         at(c.error_ms.load(Relaxed)),
         Some(c.holders_at_claim.load(Relaxed)).filter(|&n| leased && n >= 0),
+        // Set by hand, its id reserved in an id space: where (once its worker found it reserved).
+        server_config::reservation().filter(|_| c.reserved_id.load(Relaxed) >= 0).map(|e| e.describe()),
+        Some(c.reservations.load(Relaxed)).filter(|&n| n >= 0),
     );
     TableIterator::once(row)
 }
