@@ -542,9 +542,12 @@ impl Generator {
 
 /// Whether a clock `behind_ms` behind `last_tick` is a restart waiting out its mark: the tick is the
 /// one the server started above (or learnt from a replayed lease), and the mark lies no further
-/// ahead than a lease can reach (after a crash, the longest lease, [`lease::MAX_LEASE_MS`]).
+/// ahead than a lease can reach (after a crash, the longest lease, [`lease::MAX_LEASE_MS`]); or the
+/// tick is the mark recorded for a machine id this server claimed, however far ahead its holder
+/// before wrote it (its clock, not this one, may be off: the refusal names that holder).
 fn restarting(shared: &SharedState, last_tick: i64, behind_ms: i64) -> bool {
-    last_tick == shared.mark.restart_tick.load(Relaxed) && behind_ms <= lease::MAX_LEASE_MS
+    (last_tick == shared.mark.restart_tick.load(Relaxed) && behind_ms <= lease::MAX_LEASE_MS)
+        || last_tick == shared.mark.claimed_tick.load(Relaxed)
 }
 
 #[cfg(test)]

@@ -727,3 +727,23 @@ fn the_last_tick_past_the_grant_waits_for_the_clock() {
     let issued = mutant::with(Check::GrantCoversTick, || g.try_issue(&st, now_ms));
     assert_eq!(issued, Ok((l.compose(last, 3, 1), true)), "its control issues past the grant's end");
 }
+
+/// Waiting for the mark recorded for a claimed machine id (`use_up_to`), however far ahead its
+/// holder before wrote it (its clock 30 s ahead), is no clock rollback of this server's: nothing
+/// counted, no warning (issue 57's review: it was, past the longest lease); the call ends with the
+/// clock-behind error after its bounded wait, as before.
+#[test]
+fn waiting_for_a_claimed_mark_far_ahead_is_no_rollback() {
+    let g = generator(0, 0);
+    let state = fresh();
+    state.mark.tick.store(2_000_000, Ordering::Relaxed);
+    let mut host = FakeHost::at(EPOCH_2025 + 1_000_000);
+    state.use_up_to(1_030_000, 12);
+    assert!(matches!(g.next_id(&state, &mut host), Err(Error::ClockBehind { .. })));
+    assert_eq!(state.stats().clock_rollbacks, 0, "a claimed mark waited for is no rollback");
+    // Control: the same distance behind a tick that is not the claim's mark is a rollback.
+    let stepped = with_state(((1_030_001_u64) << 12) | 4095);
+    stepped.mark.tick.store(2_000_000, Ordering::Relaxed);
+    let _ = g.next_id(&stepped, &mut FakeHost::at(EPOCH_2025 + 1_000_000));
+    assert_eq!(stepped.stats().clock_rollbacks, 1);
+}
