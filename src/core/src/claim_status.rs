@@ -32,6 +32,12 @@ pub enum Trouble {
     Unreadable = 6,
     /// The worker's set-up failed: a file of its settings (credentials, TLS) cannot be used.
     Setup = 7,
+    /// A machine id set by hand is held in its id space by a leasing server, or reserved there by
+    /// another server (or the space is of another layout): this server issues nothing under it.
+    Reserved = 8,
+    /// etcd answered with a lower revision than this server saw, or is another cluster: restored
+    /// from a snapshot (its marks lowered), or another etcd.
+    Restored = 9,
 }
 
 impl Trouble {
@@ -44,6 +50,8 @@ impl Trouble {
             5 => Trouble::Lost,
             6 => Trouble::Unreadable,
             7 => Trouble::Setup,
+            8 => Trouble::Reserved,
+            9 => Trouble::Restored,
             _ => Trouble::None,
         }
     }

@@ -90,7 +90,7 @@ use crate::lifecycle_sim_node::{
     LAYOUTS,
 };
 use crate::mark_file::{self, MarkRecord};
-use crate::start_check::Facts;
+use crate::start_check::{Facts, Reservation};
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -422,6 +422,7 @@ impl World {
             machine_id: Some(n.machine_id).filter(|_| n.lease.is_none()),
             leased: n.lease.is_some(),
             system_identifier: n.disk.system_identifier,
+            reservation: Reservation::None,
             accepted_layout: &n.accept,
         };
         let recorded = found.as_ref().ok().and_then(|f| f.as_ref()).and_then(|r| r.layout);

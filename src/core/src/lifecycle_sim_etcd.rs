@@ -34,7 +34,7 @@
 //! tables.
 
 use crate::claim::{
-    ClaimError, Claimer, Etcd, Guard, Holder, Kv, MarkRecord, Put, Space, SpaceLayout, Step, Switches, Txn,
+    ClaimError, Claimer, Etcd, Guard, Holder, Kv, MarkRecord, Put, Seen, Space, SpaceLayout, Step, Switches, Txn,
 };
 use crate::etcd_model::{EtcdModel, Fault};
 use crate::layout::Layout;
@@ -174,6 +174,8 @@ struct Calls<'a> {
     etcd: &'a mut EtcdModel,
     cut: bool,
     armed: &'a mut Armed,
+    /// The header of the last answer to a range or a transaction.
+    seen: Option<Seen>,
 }
 
 impl Calls<'_> {
@@ -186,7 +188,9 @@ impl Calls<'_> {
                 *armed = None;
             }
         }
-        let result = call(&mut self.etcd.client(self.cut));
+        let mut client = self.etcd.client(self.cut);
+        let result = call(&mut client);
+        self.seen = client.seen().or(self.seen);
         // A call that never reached etcd (cut off, etcd down) met no fault: none is left over.
         self.etcd.fault = None;
         result
@@ -208,6 +212,9 @@ impl Etcd for Calls<'_> {
     }
     fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
         self.call(Call::Txn, |e| e.txn(guards, puts))
+    }
+    fn seen(&self) -> Option<Seen> {
+        self.seen
     }
 }
 
@@ -384,7 +391,7 @@ impl IdSpace {
         let Some(claimer) = lease.claimer.as_mut() else { return Ok(()) };
         self.etcd.late_ms = late_ms;
         let layout = claimer.layout;
-        let mut calls = Calls { etcd: &mut self.etcd, cut: lease.cut, armed: &mut self.armed };
+        let mut calls = Calls { etcd: &mut self.etcd, cut: lease.cut, armed: &mut self.armed, seen: None };
         let result = claimer.step(&mut calls, shared, now_ms);
         let r = &mut self.reached;
         match result {
@@ -442,7 +449,7 @@ impl IdSpace {
     pub(crate) fn reserve(&mut self, node: usize, system_identifier: u64, layout: &Layout, machine_id: i64) {
         let me = holder(node, system_identifier, 0);
         let mut claimer = Claimer::new(space(layout), me, *layout, self.controls.switches);
-        let mut calls = Calls { etcd: &mut self.etcd, cut: false, armed: &mut self.armed };
+        let mut calls = Calls { etcd: &mut self.etcd, cut: false, armed: &mut self.armed, seen: None };
         match claimer.reserve(&mut calls, machine_id) {
             Ok(_) => self.reached.reservations += 1,
             Err(_) => self.reached.reservations_refused += 1,
@@ -475,7 +482,7 @@ impl IdSpace {
     /// server's clock `now_ms`, through whatever reaches etcd; the lease expires by itself if not.
     pub(crate) fn release(&mut self, lease: &mut Lease, shared: &SharedState, now_ms: i64) {
         let Some(claimer) = lease.claimer.as_mut() else { return };
-        let mut calls = Calls { etcd: &mut self.etcd, cut: lease.cut, armed: &mut self.armed };
+        let mut calls = Calls { etcd: &mut self.etcd, cut: lease.cut, armed: &mut self.armed, seen: None };
         let _ = claimer.release(&mut calls, shared, || now_ms);
     }
 
