@@ -18,6 +18,7 @@
 //! - [`etcd_record`]: what a server remembers of its etcd id space, beside its mark;
 //! - [`error`]: every error a user can meet, as plain data with its message and hint;
 //! - [`machine_source`]: where the machine id comes from (by hand, etcd, a pod index);
+//! - [`name_lookup`]: name lookups that may hang, one under way per name;
 //! - [`fixed_layout`]: layouts that never change (a preset, or given as arguments), for IMMUTABLE functions;
 //! - [`json_form`]: the JSON form of an id, its digits in a string;
 //! - [`partition`]: range-partition bounds on the id for steps of time;
@@ -74,6 +75,7 @@ pub mod machine_source;
 pub mod mark_file;
 pub mod mark_write;
 pub mod mark_writer;
+pub mod name_lookup;
 pub mod partition;
 pub mod presets;
 pub mod public_id;
