@@ -203,9 +203,9 @@ fn reserve(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer, id: 
             continue;
         }
         etcd.transport().begin(step, exchange, true);
-        let me = claimer.me.clone();
+        let (me, layout) = (claimer.me.clone(), claimer.layout.describe());
         let remember = |machine_id, taken: Option<i64>| {
-            let r = Some(ReservedRecord { machine_id, by: me, taken_ms: taken.unwrap_or(-1) });
+            let r = Some(ReservedRecord { machine_id, by: me, layout, taken_ms: taken.unwrap_or(-1) });
             if kept.reserved != r {
                 kept.reserved = r;
                 if let Err(e) = etcd_record::write(&kept) {
@@ -220,17 +220,19 @@ fn reserve(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer, id: 
                     pgrx::log!("pg_snowflake: {note}");
                 }
                 if let Some(from) = claimer.taken_over_from() {
+                    reported = true;
                     pgrx::warning!(
                         "pg_snowflake: machine id {id} (set by hand) was reserved in {} by another server of this cluster (the same system identifier), {}: taken over. If that server was this one's primary before a failover, nothing is to be done; if this server is a copy of it (a base backup, a cloned machine) and both run as primaries, they issue the same ids: give this one its own snowflake.machine_id (that server refuses ids from its next check of the reservation on)",
                         config.describe(),
                         from.describe()
                     );
-                }
-                if !reported || done != Reserved::Already {
+                } else if !reported || done != Reserved::Already {
                     let how = match done {
                         Reserved::Now => "reserved",
                         Reserved::Already => "is reserved (by this server already)",
-                        Reserved::TakenOver => "reserved, taken over from the server of this cluster that reserved it",
+                        Reserved::TakenOver => {
+                            "reserved, taken over from an earlier run of this data directory (another port)"
+                        }
                     };
                     pgrx::log!(
                         "pg_snowflake: machine id {id} (set by hand) {how} in {}: leasing servers of the id space pass it over; ids are issued under it",

@@ -36,12 +36,13 @@ pub fn write(record: &EtcdRecord) -> Result<(), String> {
         .map_err(|e| format!("could not write {:?}: {e}", mark_store::data_dir().join(etcd_record::FILE_NAME)))
 }
 
-/// At start, for a machine id `id` set by hand and reserved in `config`'s id space: whether this
-/// data directory saw that reservation confirmed before (a record that cannot be read is none).
-pub fn reservation_at_start(config: &EtcdConfig, id: i64) -> Reservation {
+/// At start, for a machine id `id` set by hand and reserved in `config`'s id space, of `layout`:
+/// whether this data directory saw that reservation confirmed before (a record that cannot be read
+/// is none).
+pub fn reservation_at_start(config: &EtcdConfig, id: i64, layout: &str) -> Reservation {
     let found = read().unwrap_or_else(|e| {
         pgrx::log!("pg_snowflake: {} is not used: {e}", etcd_record::FILE_NAME);
         None
     });
-    EtcdRecord::reservation(found.as_ref(), &config.prefix, &me(), id)
+    EtcdRecord::reservation(found.as_ref(), &config.prefix, &me(), id, layout)
 }

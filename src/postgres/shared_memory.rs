@@ -102,7 +102,7 @@ fn initial_state() -> SharedState {
         // that reservation confirmed before (test builds' control: whatever etcd says).
         reservation: match (server_config::reservation(), server_config::generator()) {
             (Some(config), Ok(g)) if !super::id_source::fault_hand_set_unguarded() => {
-                super::etcd_record::reservation_at_start(config, g.machine_id())
+                super::etcd_record::reservation_at_start(config, g.machine_id(), &layout.describe())
             }
             _ => Reservation::None,
         },

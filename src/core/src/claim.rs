@@ -387,7 +387,7 @@ impl ClaimError {
                 format!("machine id {id} was claimed or reserved by another server while this one reserved it; looking again")
             }
             ClaimError::ReservationTakenOver { id, by } => format!(
-                "machine id {id} (snowflake.machine_id), reserved by this server, is reserved in the id space {} by another server of this cluster (the same system identifier), {}: a copy of this server (a base backup, a cloned machine) or its standby, promoted while this server still runs; no id is issued under it here from now on",
+                "machine id {id} (snowflake.machine_id) was taken over in the id space {} by another server of this cluster, {}: a copy of this server, or its standby promoted while it runs; no id is issued under it here",
                 space.prefix,
                 by.describe()
             ),

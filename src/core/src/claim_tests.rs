@@ -797,7 +797,7 @@ fn a_copy_that_takes_a_reservation_over_is_named_and_the_original_stops() {
         else {
             panic!("the original refuses, and takes nothing back")
         };
-        assert!(e.message(&space(2)).contains("another server of this cluster"), "{}", e.message(&space(2)));
+        assert!(e.message(&space(2)).contains("was taken over in the id space"), "{}", e.message(&space(2)));
         assert_eq!(issue_by_hand(&original, 2, at), Err(Blocked::NotHeld));
     }
     // The copy restarted under another port: the same data directory, no warning.

@@ -90,11 +90,6 @@ impl EtcdModel {
         EtcdModel { now_ms, cluster_id: 0xcd11_7e57_0000_0001, ..Default::default() }
     }
 
-    /// The store's revision now.
-    pub fn revision(&self) -> i64 {
-        self.revision
-    }
-
     /// The store as it is now (`etcdctl snapshot save`).
     pub fn snapshot(&self) -> Snapshot {
         Snapshot { kv: self.kv.clone(), revision: self.revision, leases: self.leases.clone() }

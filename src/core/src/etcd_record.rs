@@ -55,8 +55,9 @@ pub struct SeenRecord {
 #[serde(deny_unknown_fields)]
 pub struct ReservedRecord {
     pub machine_id: i64,
-    /// The server that saw it confirmed.
+    /// The server that saw it confirmed, and its layout then (the space's: a confirmation checks it).
     pub by: Holder,
+    pub layout: String,
     /// The mark it took as used then (the last leasing holder's), -1: none.
     pub taken_ms: i64,
 }
@@ -84,11 +85,11 @@ impl EtcdRecord {
 
     /// What the record says at the start of `me` (its holder: system identifier, host, data
     /// directory; the port and the postmaster do not count), set by hand to machine id `id` in
-    /// the id space `prefix` beside: confirmed before only if this very data directory on this
-    /// host saw this id confirmed in this id space.
-    pub fn reservation(found: Option<&EtcdRecord>, prefix: &str, me: &Holder, id: i64) -> Reservation {
+    /// the id space `prefix` beside, of `layout`: confirmed before only if this very data
+    /// directory on this host saw this id confirmed in this id space, under this layout.
+    pub fn reservation(found: Option<&EtcdRecord>, prefix: &str, me: &Holder, id: i64, layout: &str) -> Reservation {
         match found.filter(|r| r.prefix == prefix).and_then(|r| r.reserved.as_ref()) {
-            Some(r) if r.machine_id == id && r.by.same_data_directory(me) => {
+            Some(r) if r.machine_id == id && r.by.same_data_directory(me) && r.layout == layout => {
                 Reservation::Confirmed { taken_ms: r.taken_ms }
             }
             _ => Reservation::Awaiting,
@@ -146,7 +147,7 @@ mod tests {
         assert_eq!(read(&dir), Ok(None));
         let mut r = EtcdRecord::new("/p");
         r.set_seen(Seen { cluster_id: u64::MAX - 1, revision: 42 });
-        r.reserved = Some(ReservedRecord { machine_id: 3, by: me("db1", 5432), taken_ms: 77 });
+        r.reserved = Some(ReservedRecord { machine_id: 3, by: me("db1", 5432), layout: "L".into(), taken_ms: 77 });
         write(&dir, &r).unwrap();
         let back = read(&dir).unwrap().unwrap();
         assert_eq!(back, r);
@@ -155,13 +156,18 @@ mod tests {
         // The same data directory on the same host, another port: confirmed; elsewhere (a copy),
         // another id or another id space: awaiting.
         assert_eq!(
-            EtcdRecord::reservation(Some(&back), "/p", &me("db1", 5433), 3),
+            EtcdRecord::reservation(Some(&back), "/p", &me("db1", 5433), 3, "L"),
             Reservation::Confirmed { taken_ms: 77 }
         );
-        assert_eq!(EtcdRecord::reservation(Some(&back), "/p", &me("db2", 5432), 3), Reservation::Awaiting);
-        assert_eq!(EtcdRecord::reservation(Some(&back), "/p", &me("db1", 5432), 4), Reservation::Awaiting);
-        assert_eq!(EtcdRecord::reservation(Some(&back), "/q", &me("db1", 5432), 3), Reservation::Awaiting);
-        assert_eq!(EtcdRecord::reservation(None, "/p", &me("db1", 5432), 3), Reservation::Awaiting);
+        assert_eq!(EtcdRecord::reservation(Some(&back), "/p", &me("db2", 5432), 3, "L"), Reservation::Awaiting);
+        assert_eq!(EtcdRecord::reservation(Some(&back), "/p", &me("db1", 5432), 4, "L"), Reservation::Awaiting);
+        assert_eq!(EtcdRecord::reservation(Some(&back), "/q", &me("db1", 5432), 3, "L"), Reservation::Awaiting);
+        assert_eq!(EtcdRecord::reservation(None, "/p", &me("db1", 5432), 3, "L"), Reservation::Awaiting);
+        assert_eq!(
+            EtcdRecord::reservation(Some(&back), "/p", &me("db1", 5432), 3, "M"),
+            Reservation::Awaiting,
+            "another layout"
+        );
         fs::write(dir.join(FILE_NAME), "{\"format\": 1}").unwrap();
         assert!(read(&dir).is_err());
         fs::remove_dir_all(&dir).unwrap();
