@@ -109,8 +109,8 @@ fi
 # scenario (15 only) needs Debian's patroni (with its python3-psycopg2 and python3-yaml) and
 # etcd-server; it runs them on 127.0.0.1 with the tests' PostgreSQL 15, and installing them
 # starts no service of theirs that it uses. The etcd_guards scenario (15 only) restores etcd 3.4
-# from a snapshot with Debian's etcdctl (etcd-client). The mark_io_faults scenario (15 only) needs strace; the
-# manual's site (the manual_site scenario, 15 only) is looked at in Debian's chromium; the monitoring
+# from a snapshot with Debian's etcdctl (etcd-client). The mark_io_faults scenario (15 only) needs
+# strace; the manual's site (the manual_site scenario, 15 only) is looked at in Debian's chromium; the monitoring
 # scenario (15 only) runs Debian's prometheus-postgres-exporter and promtool (prometheus).
 # The clients scenario (15 only) needs Java and Debian's JDBC driver, and the clients from PyPI,
 # npm and crates.io (ensure_client_tools); the manual_site scenario MkDocs (ensure_docs_tools).

@@ -203,27 +203,14 @@ done
 echo "c holds machine id $(held_id c), the one a held after the snapshot"
 load c 2
 psql_on c -At -c "SELECT 'ids of c under machine id 0 below a''s last: ' || CASE WHEN count(*) > 0 THEN 'some' ELSE 'none' END FROM t WHERE snowflake_machine_id(id) = 0 AND id <= $a_last"
-echo "-- the recovery: every mark raised (the manual's commands), r's record removed"
-# (As docs/many-servers.md, Restoring etcd, gives them.)
+echo "-- the recovery: every mark raised (the manual's commands, as written), r's record removed"
+# The manual's script (docs/many-servers.md, Restoring etcd), run as written with this id space and
+# marks 3 s ahead rather than a minute.
 ahead_s=3
-python3 - "$R" "$ahead_s" <<'EOF'
-import json, subprocess, sys, time
-prefix, ahead_s = sys.argv[1], int(sys.argv[2])
-def etcdctl(*args, value=None):
-    return subprocess.run(["etcdctl", *args], input=value, capture_output=True, text=True, check=True).stdout
-layout = json.loads(etcdctl("get", "--print-value-only", prefix + "/layout"))["layout"]
-ids = 1 << int(layout.split("|")[1])
-until = int(time.time() * 1000) + ahead_s * 1000
-by = {"system_identifier": "0", "host": "etcd restored", "port": 0, "data_directory": "-", "postmaster": ""}
-for n in range(ids):
-    key = f"{prefix}/mark/{n}"
-    old = etcdctl("get", "--print-value-only", key).strip()
-    mark = json.loads(old) if old else {"layout": layout}
-    if mark.get("mark_ms", -1) < until:
-        mark.update(mark_ms=until, holder=by)
-        etcdctl("put", key, value=json.dumps(mark))
-print(f"the marks of machine ids 0 to {ids - 1} of {prefix} are at least {ahead_s} s ahead now")
-EOF
+sed -n "/^    python3 - \/pg_snowflake\/prod 60 <<'EOF'\$/,/^    EOF\$/p" "$PROJECT_DIR/docs/many-servers.md" \
+  | sed -e 's/^    //' -e '1d' -e '$d' >"$SCRATCH/raise_marks.py"
+[ -s "$SCRATCH/raise_marks.py" ] || die "the manual's script to raise the marks was not found"
+python3 "$SCRATCH/raise_marks.py" "$R" "$ahead_s"
 as_pg_owner rm "$SCRATCH/r/pg_snowflake.etcd"
 echo "r holds machine id $(held_id r) again"
 status r

@@ -458,6 +458,44 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_of_a_hand_set_id_says_why_with_the_hint_of_its_trouble() {
+        let refusal = |last_error: Option<&str>, trouble| Error::HandSetIdRefused {
+            id: 7,
+            source: "etcd at http://e:2379 (id space /s)".into(),
+            last_error: last_error.map(Into::into),
+            trouble,
+        };
+        for (e, says, hint) in [
+            (
+                refusal(None, Trouble::None),
+                "machine id 7 (snowflake.machine_id) is not reserved yet in etcd at http://e:2379 (id space /s), and no id is issued under it until it is: the server is reserving it",
+                "once etcd confirms its reservation",
+            ),
+            (
+                refusal(Some("etcd at http://e:2379: Connection refused"), Trouble::Unreachable),
+                "is not reserved yet in etcd at http://e:2379 (id space /s), and no id is issued under it until it is: the last attempt failed: etcd at http://e:2379: Connection refused",
+                "Check that etcd is up",
+            ),
+            (
+                refusal(Some("machine id 7 (snowflake.machine_id) is held in the id space /s by a leasing server, db1:5432 (...)"), Trouble::Reserved),
+                "no id is issued under machine id 7 (snowflake.machine_id), reserved in etcd at http://e:2379 (id space /s): machine id 7",
+                "Two servers would issue the same ids under one machine id",
+            ),
+            (
+                refusal(Some("the id space /s is of another layout (..., recorded by ...); this server's: ..."), Trouble::SpaceLayout),
+                "no id is issued under machine id 7 (snowflake.machine_id), reserved in etcd at http://e:2379 (id space /s): the id space /s is of another layout",
+                "reserve this server's id in an id space of its own layout",
+            ),
+        ] {
+            assert!(e.message().contains(says), "{}", e.message());
+            assert!(e.hint().contains(hint), "{}", e.hint());
+        }
+        let restored =
+            Error::MachineIdNotHeld { source: "s".into(), last_error: None, lapsed: None, trouble: Trouble::Restored };
+        assert!(restored.hint().contains("raise every mark of the id space"), "{}", restored.hint());
+    }
+
+    #[test]
     fn messages_name_the_setting_or_value_at_fault() {
         let cases: [(Error, &str); 11] = [
             (LayoutError::MachineIdUnset { max: 1023 }.into(), "snowflake.machine_id"),
