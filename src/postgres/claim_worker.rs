@@ -245,6 +245,14 @@ fn reserve(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer, id: 
                 next_ms = now + space.ttl_s * 1000;
             }
             Err(e) => {
+                // Refused: the next start waits for a confirmation too (a crash-restart would
+                // otherwise issue at once beside the other server until the first check).
+                if matches!(e.trouble(), Trouble::Reserved | Trouble::SpaceLayout) && kept.reserved.is_some() {
+                    kept.reserved = None;
+                    if let Err(e) = etcd_record::write(&kept) {
+                        pgrx::log!("pg_snowflake: {e}");
+                    }
+                }
                 let text = e.message(&space);
                 if text != said {
                     match e {

@@ -552,7 +552,15 @@ impl IdSpace {
                 self.reached.reservations += 1;
                 self.reached.conflicts_resolved += refused_before as u64;
             }
-            Err(_) => self.reached.reservations_refused += 1,
+            Err(e) => {
+                self.reached.reservations_refused += 1;
+                // Refused: the record no longer lets a start issue at once (as the shell's worker).
+                if matches!(e.trouble(), Trouble::Reserved | Trouble::SpaceLayout) {
+                    if let Some(r) = record.as_mut() {
+                        r.reserved = None;
+                    }
+                }
+            }
         }
         shared.hot.grant.load(Relaxed) != grant::NOBODY
     }
