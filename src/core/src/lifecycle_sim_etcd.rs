@@ -66,10 +66,13 @@ pub(crate) struct Controls {
     pub(crate) switches: Switches,
     /// etcd's error answers to reads misread as empty answers (see `EtcdModel::misread_errors`).
     pub(crate) misread_errors: bool,
+    /// The generator checks the grant as before issue 56 (`Generator::with_stale_grant`).
+    pub(crate) stale_grant: bool,
 }
 
 impl Controls {
-    pub(crate) const ALL_ON: Controls = Controls { switches: Switches::ALL_ON, misread_errors: false };
+    pub(crate) const ALL_ON: Controls =
+        Controls { switches: Switches::ALL_ON, misread_errors: false, stale_grant: false };
 }
 
 /// Why a leased server's next claim is counted: it starts a server that was promoted, or a copy
@@ -569,7 +572,14 @@ impl IdSpace {
     /// `holding` (see [`IdSpace::open_holding`]): in the space as a leased server's, no id twice,
     /// above the ids of earlier holdings of its machine id, below those of later ones; and never
     /// while etcd holds a claim of its machine id by a leasing server.
-    pub(crate) fn hand_issued(&mut self, node: usize, id: i64, layout: &Layout, holding: i64) -> Result<(), String> {
+    pub(crate) fn hand_issued(
+        &mut self,
+        node: usize,
+        id: i64,
+        layout: &Layout,
+        holding: i64,
+        delayed: bool,
+    ) -> Result<(), String> {
         let m = layout.decode(id).expect("an id of the layout").machine_id;
         self.reached.hand_set_ids += 1;
         if let Some(claim) = self.etcd.value(&format!("{PREFIX}/claim/{m}")) {
@@ -579,7 +589,7 @@ impl IdSpace {
                 by.host
             ));
         }
-        self.issued(node, id, layout, holding, true)
+        self.issued(node, id, layout, holding, true, delayed)
     }
 
     /// A new holding of `machine_id` by hand-set server `node`: its pseudo-lease.
@@ -718,6 +728,8 @@ impl IdSpace {
     /// An id issued by leased server `node` of `layout` under `lease` (its claim status's);
     /// `held`: whether etcd held the claim when its clock was read (or its clock was stepped back
     /// since its grant was published). Checks every promise of the space an id can break.
+    /// `delayed`: taken before its backend stalled and confirmed after (see `Lineage::issue`):
+    /// ids of its own claim taken meanwhile are above it.
     pub(crate) fn issued(
         &mut self,
         node: usize,
@@ -725,6 +737,7 @@ impl IdSpace {
         layout: &Layout,
         lease: i64,
         held: bool,
+        delayed: bool,
     ) -> Result<(), String> {
         let parts = layout.decode(id).expect("an id of the layout");
         let m = parts.machine_id;
@@ -754,9 +767,11 @@ impl IdSpace {
             ));
         }
         // Above every id of this claim and of earlier ones, below every id of later ones.
-        if let Some((j, h)) =
-            holdings.iter().enumerate().find(|&(j, h)| if j <= k { h.high >= id } else { h.low <= id })
-        {
+        if let Some((j, h)) = holdings.iter().enumerate().find(|&(j, h)| match j.cmp(&k) {
+            std::cmp::Ordering::Less => h.high >= id,
+            std::cmp::Ordering::Equal => !delayed && h.high >= id,
+            std::cmp::Ordering::Greater => h.low <= id,
+        }) {
             let (relation, bound, which) = match j.cmp(&k) {
                 std::cmp::Ordering::Less => ("above", h.high, "an earlier claim"),
                 std::cmp::Ordering::Equal => ("above", h.high, "the same claim"),
