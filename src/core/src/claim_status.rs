@@ -35,6 +35,12 @@ pub enum Trouble {
     /// The worker released the id at a SIGTERM (`pg_terminate_backend()`, or a stop of the
     /// server): it is started again, unless the server is stopping.
     Released = 8,
+    /// A machine id set by hand is held in its id space by a leasing server, or reserved there by
+    /// another server (or the space is of another layout): this server issues nothing under it.
+    Reserved = 9,
+    /// etcd answered with a lower revision than this server saw, or is another cluster: restored
+    /// from a snapshot (its marks lowered), or another etcd.
+    Restored = 10,
 }
 
 impl Trouble {
@@ -48,6 +54,8 @@ impl Trouble {
             6 => Trouble::Unreadable,
             7 => Trouble::Setup,
             8 => Trouble::Released,
+            9 => Trouble::Reserved,
+            10 => Trouble::Restored,
             _ => Trouble::None,
         }
     }

@@ -25,6 +25,16 @@ pub enum Error {
         /// What kind of trouble the holder's last error was: the hint says what to do about it.
         trouble: Trouble,
     },
+    /// The machine id is set by hand and reserved in an etcd id space (etcd's settings beside
+    /// it), and no id is issued under it now: its reservation is not confirmed yet (a first
+    /// reservation), or etcd says a leasing server holds the id or another server reserved it.
+    /// `source`: the id space (filled in by the shell); `last_error`: the worker's last.
+    HandSetIdRefused {
+        id: i64,
+        source: String,
+        last_error: Option<String>,
+        trouble: Trouble,
+    },
     /// Where the machine id comes from could not give one at start.
     MachineIdSource {
         setting: &'static str,
@@ -180,6 +190,17 @@ impl Error {
                     (None, None) => "the server is still claiming one".into(),
                 }
             ),
+            Error::HandSetIdRefused { id, source, last_error, trouble } => match (last_error, trouble) {
+                (Some(e), Trouble::Reserved | Trouble::SpaceLayout) => {
+                    format!("no id is issued under machine id {id} (snowflake.machine_id), reserved in {source}: {e}")
+                }
+                (Some(e), _) => format!(
+                    "machine id {id} (snowflake.machine_id) is not reserved yet in {source}, and no id is issued under it until it is: the last attempt failed: {e}"
+                ),
+                (None, _) => format!(
+                    "machine id {id} (snowflake.machine_id) is not reserved yet in {source}, and no id is issued under it until it is: the server is reserving it"
+                ),
+            },
             Error::MachineIdSource { setting, reason } => format!("no machine id from {setting}: {reason}"),
             Error::SettingNotAccepted { setting, text } => {
                 format!("{setting} = {text:?} is not an integer; refusing to fall back to the default")
@@ -278,6 +299,18 @@ impl Error {
                 Trouble::Unreadable => "A key of the id space holds what pg_snowflake did not write: the message names it. Remove that key from etcd (etcdctl del KEY) if nothing else uses it, or use another snowflake.etcd_prefix.",
                 Trouble::Released => "The worker \"pg_snowflake machine id\" released the machine id at a SIGTERM (pg_terminate_backend() of it, or the server's stop): it starts again within a second and claims one again, but not at the server's stop. Retry; snowflake_machine_id_status() shows how it goes.",
                 Trouble::Setup => "A file of the etcd settings cannot be used (the message names it and why): fix it (owner, mode 0600 for a key or the credentials, its contents) and restart the server, or its worker (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'pg_snowflake machine id').",
+                Trouble::Reserved => "Two servers would issue the same ids under one machine id. Give this server a snowflake.machine_id that no server of the id space holds or reserved (etcdctl get --prefix --keys-only PREFIX/ lists them) and restart it; or stop the other server (a leasing server gives its id back at a clean stop; the reservation of a retired server is removed with etcdctl del PREFIX/reserved/ID). The server looks again every few seconds and issues ids once etcd no longer shows the conflict; a reservation taken over by a copy of this server (the message says another server of this cluster) is never taken back: give one of the two another machine id.",
+                Trouble::Restored => "etcd was restored from a snapshot (or the endpoints lead to another etcd): every mark recorded after the snapshot is lost, and a new holder whose clock is behind could issue ids issued before. No machine id is claimed until that is dealt with: raise every mark of the id space above the last id issued, then remove pg_snowflake.etcd from the data directory of each server of the space (the manual: Many servers, Restoring etcd); or give every server of the space a fresh snowflake.etcd_prefix and restart them.",
+            }
+            .into(),
+            Error::HandSetIdRefused { trouble, .. } => match trouble {
+                // The hint of the same trouble (a leased server never meets it).
+                Trouble::Reserved => {
+                    let same = Error::MachineIdNotHeld { source: String::new(), last_error: None, lapsed: None, trouble: Trouble::Reserved };
+                    return same.hint();
+                }
+                Trouble::SpaceLayout => "The id space (snowflake.etcd_prefix) was set up by servers of another layout, whose ids could equal this server's: reserve this server's id in an id space of its own layout (another snowflake.etcd_prefix), or remove snowflake.etcd_endpoints from its settings, and restart.",
+                _ => "This server's machine id is set by hand, with etcd's settings beside it: it issues the first id under it once etcd confirms its reservation, so that no leasing server of the id space issues under it too (an id this server reserved before is issued at once). Check that etcd is up and reachable from this server (snowflake.etcd_endpoints); ids begin by themselves once it answers. To run without etcd, remove snowflake.etcd_endpoints from the settings and restart.",
             }
             .into(),
             Error::MachineIdSource { setting, .. } => match *setting {
@@ -441,6 +474,44 @@ mod tests {
             assert!(e.message().contains(says), "{}", e.message());
             assert!(e.hint().contains(hint), "{}", e.hint());
         }
+    }
+
+    #[test]
+    fn a_refusal_of_a_hand_set_id_says_why_with_the_hint_of_its_trouble() {
+        let refusal = |last_error: Option<&str>, trouble| Error::HandSetIdRefused {
+            id: 7,
+            source: "etcd at http://e:2379 (id space /s)".into(),
+            last_error: last_error.map(Into::into),
+            trouble,
+        };
+        for (e, says, hint) in [
+            (
+                refusal(None, Trouble::None),
+                "machine id 7 (snowflake.machine_id) is not reserved yet in etcd at http://e:2379 (id space /s), and no id is issued under it until it is: the server is reserving it",
+                "once etcd confirms its reservation",
+            ),
+            (
+                refusal(Some("etcd at http://e:2379: Connection refused"), Trouble::Unreachable),
+                "is not reserved yet in etcd at http://e:2379 (id space /s), and no id is issued under it until it is: the last attempt failed: etcd at http://e:2379: Connection refused",
+                "Check that etcd is up",
+            ),
+            (
+                refusal(Some("machine id 7 (snowflake.machine_id) is held in the id space /s by a leasing server, db1:5432 (...)"), Trouble::Reserved),
+                "no id is issued under machine id 7 (snowflake.machine_id), reserved in etcd at http://e:2379 (id space /s): machine id 7",
+                "Two servers would issue the same ids under one machine id",
+            ),
+            (
+                refusal(Some("the id space /s is of another layout (..., recorded by ...); this server's: ..."), Trouble::SpaceLayout),
+                "no id is issued under machine id 7 (snowflake.machine_id), reserved in etcd at http://e:2379 (id space /s): the id space /s is of another layout",
+                "reserve this server's id in an id space of its own layout",
+            ),
+        ] {
+            assert!(e.message().contains(says), "{}", e.message());
+            assert!(e.hint().contains(hint), "{}", e.hint());
+        }
+        let restored =
+            Error::MachineIdNotHeld { source: "s".into(), last_error: None, lapsed: None, trouble: Trouble::Restored };
+        assert!(restored.hint().contains("raise every mark of the id space"), "{}", restored.hint());
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::layout::Layout;
 use crate::lease;
 use crate::lease_record::LeaseRecord;
 use crate::mark_file::MarkRecord;
-use crate::start_check::{self, Facts};
+use crate::start_check::{self, Facts, Reservation};
 use crate::state::{grant, SharedState};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -75,9 +75,12 @@ pub struct Started {
 /// came to start (first start, clean restart, crash-restart, a standby or a copy restored from a
 /// base backup, all of which promote through a start of shared memory): a machine id set by hand
 /// or read from a pod index is the generator's own, held for ever; a leased one is held by nobody,
-/// and no id is issued until the worker has claimed it in etcd and published its deadline.
+/// and no id is issued until the worker has claimed it in etcd and published its deadline. So is
+/// a machine id set by hand and reserved in an id space whose reservation this server has not
+/// seen confirmed (a first reservation; a copy, whose record names its original): held by nobody
+/// until the worker has confirmed it (`claim::Claimer::hold_reserved`).
 pub fn initial_grant(facts: &Facts) -> u64 {
-    if facts.leased && !off(Off::StartGrant) {
+    if facts.leased && !off(Off::StartGrant) || facts.reservation == Reservation::Awaiting {
         grant::NOBODY
     } else {
         grant::FOREVER
@@ -85,9 +88,16 @@ pub fn initial_grant(facts: &Facts) -> u64 {
 }
 
 /// The shared state of a server starting with `found` on disk (`Err`: a file that is not a mark),
-/// at wall-clock `now_ms`. Its grant word is [`initial_grant`]'s, set once, last.
+/// at wall-clock `now_ms`. Its grant word is [`initial_grant`]'s, set once, last. A hand-set
+/// server whose reservation is recorded takes every tick up to the mark it took as used at that
+/// confirmation as used again (its mark file may be below it, if it issued nothing since).
 pub fn start(found: Result<Option<MarkRecord>, String>, facts: &Facts, now_ms: i64) -> Started {
     let started = start_above_mark(found, facts, now_ms);
+    if let Reservation::Confirmed { taken_ms } = facts.reservation {
+        if taken_ms >= 0 {
+            started.shared.use_up_to(facts.layout.tick_of_mark(taken_ms), facts.layout.sequence_bits());
+        }
+    }
     started.shared.hot.grant.store(initial_grant(facts), Relaxed);
     started
 }
@@ -184,7 +194,14 @@ mod tests {
     use crate::mark_file::LayoutRecord;
 
     fn facts<'a>(layout: &'a Layout, accepted: &'a str) -> Facts<'a> {
-        Facts { layout, machine_id: Some(3), leased: false, system_identifier: 1, accepted_layout: accepted }
+        Facts {
+            layout,
+            machine_id: Some(3),
+            leased: false,
+            system_identifier: 1,
+            reservation: Reservation::None,
+            accepted_layout: accepted,
+        }
     }
 
     fn found(layout: &Layout, ms: i64) -> Result<Option<MarkRecord>, String> {

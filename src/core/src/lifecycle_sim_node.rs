@@ -5,7 +5,9 @@
 //! all of that, with the points of a mark write at which a crash, a backend's death or a base
 //! backup can come). The world (`lifecycle_sim`) decides what happens to it.
 
+use crate::claim::Claimer;
 use crate::error::Error;
+use crate::etcd_record::EtcdRecord;
 use crate::host::{Clock, Events, Limits, MarkStore, Processes, Recovery, Settings, Waiter};
 use crate::layout::Layout;
 use crate::lease::MAX_LEASE_MS;
@@ -43,6 +45,9 @@ pub(crate) struct Disk {
     /// Where crash recovery replays from: the WAL after the last checkpoint.
     pub(crate) redo_from: usize,
     pub(crate) system_identifier: u64,
+    /// `pg_snowflake.etcd`: what the server saw of the id space (a leasing server's revision, a
+    /// hand-set server's confirmed reservation), copied with the data directory.
+    pub(crate) etcd: Option<EtcdRecord>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -111,6 +116,11 @@ pub(crate) struct Node {
     pub(crate) dead: Vec<i32>,
     /// A leased server's side of the claim protocol; `None`: its machine id is set by hand.
     pub(crate) lease: Option<Lease>,
+    /// A hand-set server's reservation worker in this run (in the histories where hand-set
+    /// servers reserve their ids), and its current holding of its id in the space (opened at its
+    /// first id after a confirmation, or after a start that its record let issue at once).
+    pub(crate) reserver: Option<Claimer>,
+    pub(crate) hand_holding: Option<i64>,
     /// The clock's rate (thousandths off real time), and the drift it made before the rate last
     /// changed and since when it runs at this rate (real time, us).
     pub(crate) rate_permille: i64,

@@ -15,9 +15,25 @@ pub struct Facts<'a> {
     /// lease is claimed.
     pub leased: bool,
     pub system_identifier: u64,
+    /// Whether the machine id, set by hand, is reserved in an etcd id space, and what this server
+    /// recorded of that reservation.
+    pub reservation: Reservation,
     /// snowflake.accept_layout_change: the old layout, as [`Layout::describe`] says it, when a
     /// change of layout is deliberate.
     pub accepted_layout: &'a str,
+}
+
+/// A machine id set by hand, reserved in an etcd id space (etcd's settings beside it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reservation {
+    /// None to make: no id space beside the machine id (or it is leased, or a pod index).
+    None,
+    /// This server has no record of its reservation of this id confirmed: no id is issued under
+    /// it until it is.
+    Awaiting,
+    /// Its record says it saw this id's reservation confirmed (this data directory on this host,
+    /// this id and id space), and took every tick up to `taken_ms` as used then (-1: none).
+    Confirmed { taken_ms: i64 },
 }
 
 /// What to do at start.
@@ -125,6 +141,7 @@ mod tests {
             layout: Box::leak(Box::new(*layout)),
             machine_id: Some(machine_id),
             system_identifier: 42,
+            reservation: Reservation::None,
             accepted_layout: accepted,
         }
     }

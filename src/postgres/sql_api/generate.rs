@@ -59,15 +59,26 @@ fn nextval() -> Result<i64, Error> {
     Ok(id)
 }
 
-/// A refusal for want of a leased id names where it is leased from (the core does not know); a
-/// clock behind the mark another holder recorded in etcd names that holder; a standby's refusal
-/// says that a leased id is claimed at its promotion.
+/// A refusal for want of a leased id names where it is leased from (the core does not know), a
+/// refusal of a hand-set id the id and where it is reserved; a clock behind the mark another
+/// holder recorded in etcd names that holder; a standby's refusal says that a leased id is
+/// claimed at its promotion.
 #[cold]
 fn name_the_source(e: Error) -> Error {
     match (e, server_config::etcd()) {
         (Error::MachineIdNotHeld { last_error, lapsed, trouble, .. }, Some(etcd)) => {
             Error::MachineIdNotHeld { source: etcd.describe(), last_error, lapsed, trouble }
         }
+        // Set by hand and reserved in an id space: refused while the reservation is not confirmed.
+        (Error::MachineIdNotHeld { last_error, trouble, .. }, None) => match server_config::reservation() {
+            Some(config) => Error::HandSetIdRefused {
+                id: server_config::generator().map_or(-1, |g| g.machine_id()),
+                source: config.describe(),
+                last_error,
+                trouble,
+            },
+            None => Error::MachineIdNotHeld { source: String::new(), last_error, lapsed: None, trouble },
+        },
         (Error::ClockBehind { behind_ms, waited_ms, .. }, Some(_)) => {
             // The mark waited for is etcd's when it is at least where the clock must get to
             // (else it is this server's own, from its mark file or its WAL), give or take a tick and

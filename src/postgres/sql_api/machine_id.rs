@@ -17,7 +17,10 @@ use std::sync::atomic::Ordering::Relaxed;
 pub(super) fn machine_id_now() -> Option<i64> {
     let g = server_config::generator().ok()?;
     if server_config::etcd().is_none() {
-        return Some(g.machine_id());
+        // Set by hand and reserved in an id space: only while its reservation is confirmed.
+        let refused = server_config::reservation().is_some()
+            && shared_memory::shared().is_some_and(|s| s.hot.grant.load(Relaxed) == grant::NOBODY);
+        return (!refused).then(|| g.machine_id());
     }
     let word = shared_memory::shared()?.hot.grant.load(Relaxed);
     let now_tick = g.layout().tick_at(wall_clock_ms()).ok()?;
