@@ -521,6 +521,7 @@ impl Generator {
         if now_tick >= last_tick
             || tick_start_ms.saturating_mul(1000) - now_us <= CLOCK_SKEW_US
             || restarting(shared, last_tick, behind_ms)
+            || last_tick == shared.mark.claimed_tick.load(Relaxed)
         {
             return;
         }
@@ -541,13 +542,13 @@ impl Generator {
 }
 
 /// Whether a clock `behind_ms` behind `last_tick` is a restart waiting out its mark: the tick is the
-/// one the server started above (or learnt from a replayed lease), and the mark lies no further
-/// ahead than a lease can reach (after a crash, the longest lease, [`lease::MAX_LEASE_MS`]); or the
-/// tick is the mark recorded for a machine id this server claimed, however far ahead its holder
-/// before wrote it (its clock, not this one, may be off: the refusal names that holder).
+/// one the server started above (or learnt from a replayed lease, or from a claim), and the mark
+/// lies no further ahead than a lease can reach (after a crash, the longest lease,
+/// [`lease::MAX_LEASE_MS`]): such a wait may last that much longer. (A claimed mark further ahead
+/// is no rollback either, `note_clock_behind` says, but its wait is max_clock_wait's: the refusal
+/// names its holder.)
 fn restarting(shared: &SharedState, last_tick: i64, behind_ms: i64) -> bool {
-    (last_tick == shared.mark.restart_tick.load(Relaxed) && behind_ms <= lease::MAX_LEASE_MS)
-        || last_tick == shared.mark.claimed_tick.load(Relaxed)
+    last_tick == shared.mark.restart_tick.load(Relaxed) && behind_ms <= lease::MAX_LEASE_MS
 }
 
 #[cfg(test)]
