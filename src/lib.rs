@@ -4,7 +4,8 @@
 
 mod postgres;
 
-use postgres::{claim_worker, lease_worker, server_config, shared_memory};
+use postgres::etcd::claim_worker;
+use postgres::{lease_worker, server_config, shared_memory};
 
 ::pgrx::pg_module_magic!(name = c"pg_snowflake", version = c"0.2.0");
 

@@ -4,7 +4,7 @@
 #   1. the core is pure: its crate depends on no pgrx crate, and no file under src/core names
 #      pgrx or pg_sys (so it cannot reach PostgreSQL, and builds without its headers);
 #   2. the core's unit and property tests, with a plain `cargo test` (no PostgreSQL), the
-#      lifecycle simulation among them (src/core/src/lifecycle_sim.rs: 200,000 seeded steps); then
+#      lifecycle simulation among them (src/core/src/simulation/lifecycle_sim.rs: 200,000 seeded steps); then
 #      the model check of the shared-memory protocol (src/core/tests/loom.rs) over loom's atomics,
 #      built with --cfg loom in a target directory of its own;
 #   3. rustfmt: `cargo fmt --all --check` (rustfmt.toml);
@@ -64,7 +64,9 @@ cargo fmt --all --check >/dev/null || { cargo fmt --all --check | head -n 40; fa
 
 say "no import cycles (pgrx-tests/checks/module_cycles.py)"
 python3 pgrx-tests/checks/module_cycles.py src/core/src crate:: --order src/core/src/lib.rs || fail "an import cycle in the core, or a module that uses one listed below it in lib.rs"
+python3 pgrx-tests/checks/module_cycles.py src/core/src/etcd crate::etcd:: --order src/core/src/etcd/mod.rs || fail "an import cycle in the core's etcd folder, or a module that uses one listed below it in its mod.rs"
 python3 pgrx-tests/checks/module_cycles.py src/postgres super:: || fail "an import cycle in the shell"
+python3 pgrx-tests/checks/module_cycles.py src/postgres/etcd super:: || fail "an import cycle in the shell's etcd folder"
 python3 pgrx-tests/checks/module_cycles.py src/postgres/sql_api super:: || fail "an import cycle in the SQL API"
 
 say "the upgrade script's copies of sql/ files equal them (pgrx-tests/checks/upgrade_copies.py)"

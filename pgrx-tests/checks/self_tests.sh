@@ -243,7 +243,7 @@ done <"$probe/planted"
 for want in "does not name the function snowflake_to_jsonb(bigint)" "does not name the column clock_waits" \
             "does not name the setting snowflake.lease_sync" "does not name the privileges of snowflake_internal.peer_deadline(int)" \
             "snowflake.max_clock_jump is named by the changelog's section only" "no row for Error::ClockStalled" ": no row of docs/errors.md with 54000 and a message holding" \
-            "src/core/src/machine_source.rs:18: no row of docs/errors.md with 22023 and a message 'no machine id from ...' holding \"' is not a source" \
+            "src/core/src/etcd/machine_source.rs:18: no row of docs/errors.md with 22023 and a message 'no machine id from ...' holding \"' is not a source" \
             "no row of docs/errors.md with 22P02 and a message 'invalid snowflake public id ...' holding ') sets bits that no token has: a token ends in one of'" \
             "the psycopg section's **Older versions** paragraph must name psycopg 3.2" \
             "clients/python/src/pg_snowflake/presets.py: not what clients/generate.py makes" "clients/js/presets.js: not what clients/generate.py makes"; do

@@ -5,8 +5,8 @@
 
 use super::id_source::{hostname, EtcdConfig};
 use super::mark_store;
-use pg_snowflake_core::claim::Holder;
-use pg_snowflake_core::etcd_record::{self, EtcdRecord};
+use pg_snowflake_core::etcd::claim::Holder;
+use pg_snowflake_core::etcd::etcd_record::{self, EtcdRecord};
 use pg_snowflake_core::start_check::Reservation;
 use pgrx::pg_sys;
 

@@ -1,13 +1,13 @@
 //! Where this server's machine id comes from: the settings (`snowflake.machine_id_source` and
 //! those of each source), read once in the postmaster at start, and the generator they give. The
-//! core decides (`pg_snowflake_core::machine_source`, `claim`); this reads the settings, the
+//! core decides (`pg_snowflake_core::etcd::machine_source`, `claim`); this reads the settings, the
 //! environment and the hostname.
 
 use super::settings::{self, RawSettings};
-use pg_snowflake_core::claim::Space;
-use pg_snowflake_core::etcd_gateway::{check_tls_settings, parse_endpoints, Endpoint};
+use pg_snowflake_core::etcd::claim::Space;
+use pg_snowflake_core::etcd::etcd_gateway::{check_tls_settings, parse_endpoints, Endpoint};
+use pg_snowflake_core::etcd::machine_source::{self, Source};
 use pg_snowflake_core::generator::Generator;
-use pg_snowflake_core::machine_source::{self, Source};
 use pg_snowflake_core::{Error, Layout};
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use std::ffi::CString;

@@ -10,20 +10,18 @@
 //! - [`host`]: the core's clock, waits, mark store, events and limits, for a PostgreSQL process;
 //! - [`mark_store`]: the mark file in the data directory;
 //! - [`wal`]: the lease as a WAL record (resource manager, insert, redo), PostgreSQL 15+;
-//! - [`tls`]: TLS to etcd's `https://` endpoints, through the server's own OpenSSL;
-//! - [`etcd_transport`]: the worker's exchanges with etcd, each bounded in time and size;
 //! - [`etcd_record`]: who this server is in an etcd id space, and what it remembers of it;
-//! - [`claim_worker`]: the background worker that holds a machine id leased from etcd;
+//! - [`etcd`]: the background worker that holds a machine id leased from etcd, its exchanges with
+//!   etcd and their TLS (a folder);
 //! - [`lease_worker`]: the background worker that renews the high-water mark;
 //! - [`worker_exit`]: how those workers end on SIGTERM (started again, or not at a shutdown);
 //! - [`errors`]: the core's errors as PostgreSQL errors (SQLSTATE, message, hint);
 //! - [`sql_api`]: the SQL functions.
 
-pub mod claim_worker;
 pub mod clock;
 pub mod errors;
+pub mod etcd;
 pub mod etcd_record;
-pub mod etcd_transport;
 pub mod host;
 pub mod id_source;
 pub mod key_file;
@@ -34,7 +32,6 @@ pub mod server_config;
 pub mod settings;
 pub mod shared_memory;
 pub mod sql_api;
-pub mod tls;
 pub mod wal;
 pub mod worker_exit;
 

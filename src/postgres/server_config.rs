@@ -5,8 +5,8 @@
 
 use super::id_source::{self, EtcdConfig};
 use super::{clock, errors, key_file, settings};
+use pg_snowflake_core::etcd::machine_source::Source;
 use pg_snowflake_core::generator::Generator;
-use pg_snowflake_core::machine_source::Source;
 use pg_snowflake_core::{Error, Layout};
 use std::sync::OnceLock;
 

@@ -1,10 +1,10 @@
-//! The generator's tests, on the core's test host (`crate::test_host`).
+//! The generator's tests, on the core's test host (`crate::simulation::test_host`).
 
 use super::*;
 use crate::host::Clock;
 use crate::layout::tests::{seed_layout, EPOCH_2025, SEED_LAYOUTS};
 use crate::mark_writer::WriteStep;
-use crate::test_host::{fresh, generator, with_state, FakeHost, ThreadHost};
+use crate::simulation::test_host::{fresh, generator, with_state, FakeHost, ThreadHost};
 use proptest::prelude::*;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -609,7 +609,7 @@ fn concurrent_threads_get_unique_increasing_ids() {
 /// guarded path, from the same state, issues the same id and leaves the same state; in every other
 /// case it declines and changes nothing. `Err` names the first case that breaks it.
 fn plain_case_agrees(seed: u64, cases: usize) -> Result<usize, String> {
-    let mut rng = crate::lifecycle_sim::Rng(seed);
+    let mut rng = crate::simulation::lifecycle_sim::Rng(seed);
     let mut issued = 0;
     for case in 0..cases {
         let l = if rng.below(4) == 0 {
@@ -627,7 +627,7 @@ fn plain_case_agrees(seed: u64, cases: usize) -> Result<usize, String> {
             1 => l.end_unix_ms().saturating_add(rng.below(5) as i64),
             _ => l.tick_start_ms(base_tick).unwrap() + rng.below(l.tick_ms() as u64) as i64,
         };
-        let pick = |rng: &mut crate::lifecycle_sim::Rng| base_tick + rng.range(-3, 3);
+        let pick = |rng: &mut crate::simulation::lifecycle_sim::Rng| base_tick + rng.range(-3, 3);
         let last = pick(&mut rng);
         let seq = [0, 1, l.max_sequence() - 1, l.max_sequence()][rng.below(4) as usize];
         let word = if rng.below(8) == 0 { 0 } else { (((last + 1) as u64) << s) | seq as u64 };

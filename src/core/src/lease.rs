@@ -144,7 +144,7 @@ pub fn renew_if_due<H: MarkStore + Processes + Events + Clock + Settings>(
 mod tests {
     use super::*;
     use crate::layout::tests::EPOCH_2025;
-    use crate::test_host::{fresh, generator, FakeHost};
+    use crate::simulation::test_host::{fresh, generator, FakeHost};
 
     #[test]
     fn the_mark_is_never_lowered() {

@@ -246,7 +246,7 @@ fn a_switch_of_leased_machine_id_never_issues_outside_either_grant() {
 /// every id issued, by backend; each is checked against what its machine id allows.
 mod many_backends {
     use super::*;
-    use pg_snowflake_core::claim;
+    use pg_snowflake_core::etcd::claim;
     use pg_snowflake_core::state::grant;
     use std::sync::atomic::Ordering::Release;
 

@@ -5,18 +5,18 @@
 //! all of that, with the points of a mark write at which a crash, a backend's death or a base
 //! backup can come). The world (`lifecycle_sim`) decides what happens to it.
 
-use crate::claim::Claimer;
 use crate::error::Error;
-use crate::etcd_record::EtcdRecord;
+use crate::etcd::claim::Claimer;
+use crate::etcd::etcd_record::EtcdRecord;
 use crate::host::{Clock, Events, Limits, MarkStore, Processes, Recovery, Settings, Waiter};
 use crate::layout::Layout;
 use crate::lease::MAX_LEASE_MS;
 use crate::lease_record::LeaseRecord;
 use crate::lifecycle;
-use crate::lifecycle_sim_etcd::Lease;
 use crate::mark_file;
 use crate::mark_write::{self, Identity, MarkIo};
 use crate::mark_writer::{MarkWriter, WriteStep};
+use crate::simulation::lifecycle_sim_etcd::Lease;
 use crate::state::SharedState;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -135,7 +135,7 @@ pub(crate) struct Node {
     /// page fault: issue 56), oldest first: they resume at a [`Step::Resume`] of their server, or
     /// die with it.
     ///
-    /// [`Step::Resume`]: crate::lifecycle_sim::Step
+    /// [`Step::Resume`]: crate::simulation::lifecycle_sim::Step
     pub(crate) stalled: Vec<Stalled>,
 }
 
@@ -173,7 +173,7 @@ impl Node {
         match self.lease {
             Some(_) => mark_file::Writer {
                 machine_id: shared.claim.last_held.load(Relaxed),
-                leased_from: Some(crate::lifecycle_sim_etcd::PREFIX),
+                leased_from: Some(crate::simulation::lifecycle_sim_etcd::PREFIX),
             },
             None => mark_file::Writer { machine_id: self.machine_id, leased_from: None },
         }

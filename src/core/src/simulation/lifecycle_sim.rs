@@ -91,23 +91,23 @@
 //! replays each. Issue 57's crash-restart, which no longer waits out its own lease, is held to the
 //! same promises: with the mark its run inherited forgotten, the search fails at seed 55.)
 
-use crate::claim::Switches;
 use crate::error::Error;
-use crate::etcd_model::Fault;
-use crate::etcd_record::EtcdRecord;
+use crate::etcd::claim::Switches;
+use crate::etcd::etcd_record::EtcdRecord;
 use crate::generator::Generator;
 use crate::lease;
 use crate::lease_record::LeaseRecord;
 use crate::lifecycle;
-use crate::lifecycle_sim_etcd::{
+use crate::mark_file::{self, MarkRecord};
+use crate::simulation::etcd_model::Fault;
+use crate::simulation::lifecycle_sim_etcd::{
     grant_of, holder, Becomes, Call, Controls, EtcdReached, IdSpace, Lease, PREFIX, TTL_S,
 };
-use crate::lifecycle_sim_lines::Lineage;
-use crate::lifecycle_sim_node::{
+use crate::simulation::lifecycle_sim_lines::Lineage;
+use crate::simulation::lifecycle_sim_node::{
     call_bound_us, known_mark, layout, replay_into, Backup, Disk, Fate, Node, Role, SimHost, Stalled, DAY_MS, EPERM,
     EPOCH, LAYOUTS,
 };
-use crate::mark_file::{self, MarkRecord};
 use crate::start_check::{Facts, Reservation};
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;

@@ -39,13 +39,13 @@
 //! the recovery, the promises of etcd's keys are not asked (they are what a restore breaks), those
 //! of the ids are, and servers that saw etcd past the snapshot must refuse it.
 
-use crate::claim::{
+use crate::claim_status::Trouble;
+use crate::etcd::claim::{
     ClaimError, Claimer, Etcd, Guard, Holder, Kv, MarkRecord, Put, Seen, Space, SpaceLayout, Step, Switches, Txn,
 };
-use crate::claim_status::Trouble;
-use crate::etcd_model::{EtcdModel, Fault, Snapshot};
-use crate::etcd_record::{EtcdRecord, ReservedRecord};
+use crate::etcd::etcd_record::{EtcdRecord, ReservedRecord};
 use crate::layout::Layout;
+use crate::simulation::etcd_model::{EtcdModel, Fault, Snapshot};
 use crate::state::{grant, SharedState};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::Ordering::Relaxed;

@@ -1,4 +1,4 @@
-//! How the machine id's worker moves the gateway's bytes (`pg_snowflake_core::etcd_gateway`): one
+//! How the machine id's worker moves the gateway's bytes (`pg_snowflake_core::etcd::etcd_gateway`): one
 //! HTTP/1.1 request over a fresh TCP connection (in TLS for `https://` endpoints), every exchange
 //! bounded whatever the endpoint does:
 //! - in time, by a deadline of its own (the step's budget, see [`Tcp::begin`]): the connect, each
@@ -15,8 +15,8 @@
 //!   there).
 
 use super::tls::Tls;
-use pg_snowflake_core::etcd_gateway::{Endpoint, Transport, MAX_ANSWER_BYTES};
-use pg_snowflake_core::name_lookup::{Found, Lookups};
+use pg_snowflake_core::etcd::etcd_gateway::{Endpoint, Transport, MAX_ANSWER_BYTES};
+use pg_snowflake_core::etcd::name_lookup::{Found, Lookups};
 use pgrx::pg_sys;
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
@@ -96,7 +96,7 @@ impl Tcp {
             stop_on_term: true,
             resolved: HashMap::new(),
             lookups: Lookups::default(),
-            unbounded: super::id_source::fault_unbounded_etcd(),
+            unbounded: super::super::id_source::fault_unbounded_etcd(),
         }
     }
 

@@ -17,7 +17,7 @@
 //! The file is copied with the data directory (a base backup, pg_rewind): a copy has seen what its
 //! original saw.
 
-use crate::claim::{Holder, Seen};
+use crate::etcd::claim::{Holder, Seen};
 use crate::start_check::Reservation;
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};

@@ -1,5 +1,5 @@
 //! Where a server's machine id comes from (`snowflake.machine_id_source`): typed by hand
-//! (`manual`, `snowflake.machine_id`), leased from etcd (`etcd`, see [`crate::claim`]), or read
+//! (`manual`, `snowflake.machine_id`), leased from etcd (`etcd`, see [`crate::etcd::claim`]), or read
 //! from a Kubernetes StatefulSet's pod index (`pod_index`). Never a hash, an IP address or a MAC:
 //! none is unique by construction.
 

@@ -1,7 +1,7 @@
 //! The background worker "pg_snowflake machine id": with `snowflake.machine_id_source = 'etcd'`,
 //! it claims this server's machine id in etcd, keeps the lease alive, records the high-water mark
 //! there, and at a clean stop records the final mark and releases the id. The protocol is the
-//! core's (`pg_snowflake_core::claim`); this worker moves its bytes over TCP and sleeps between
+//! core's (`pg_snowflake_core::etcd::claim`); this worker moves its bytes over TCP and sleeps between
 //! steps. Backends never talk to etcd: they read the grant word the worker publishes. With the
 //! machine id set by hand and etcd's settings beside it, the worker reserves that id in the id
 //! space instead (`Claimer::hold_reserved`), so that no leasing server takes it while a fleet moves
@@ -10,17 +10,17 @@
 //! What the worker saw of etcd is kept beside the mark (`etcd_record`): a leasing server's highest
 //! revision, a hand-set server's confirmed reservation.
 
-use super::clock::wall_clock_ms;
+use super::super::clock::wall_clock_ms;
+use super::super::id_source::{self, EtcdConfig};
+use super::super::{etcd_record, key_file, server_config, shared_memory, worker_exit};
 use super::etcd_transport::{self, Tcp};
-use super::id_source::{self, EtcdConfig};
 use super::tls::{ClientCert, Tls};
-use super::{etcd_record, key_file, server_config, shared_memory, worker_exit};
 use pg_snowflake_core::calendar::format_utc;
-use pg_snowflake_core::claim::{ClaimError, Claimer, Reserved, Step, Switches};
 use pg_snowflake_core::claim_status::Trouble;
-use pg_snowflake_core::etcd_gateway::parse_credentials;
-use pg_snowflake_core::etcd_gateway::Gateway;
-use pg_snowflake_core::etcd_record::{EtcdRecord, ReservedRecord};
+use pg_snowflake_core::etcd::claim::{ClaimError, Claimer, Reserved, Step, Switches};
+use pg_snowflake_core::etcd::etcd_gateway::parse_credentials;
+use pg_snowflake_core::etcd::etcd_gateway::Gateway;
+use pg_snowflake_core::etcd::etcd_record::{EtcdRecord, ReservedRecord};
 use pg_snowflake_core::state::SharedState;
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};
 use pgrx::prelude::*;
@@ -78,7 +78,7 @@ fn claimer(config: &EtcdConfig, shared: &SharedState) -> Option<Claimer> {
 /// id space, or cannot be read: said once).
 fn record(config: &EtcdConfig) -> EtcdRecord {
     let found = etcd_record::read().unwrap_or_else(|e| {
-        pgrx::warning!("pg_snowflake: {} is not used: {e}", pg_snowflake_core::etcd_record::FILE_NAME);
+        pgrx::warning!("pg_snowflake: {} is not used: {e}", pg_snowflake_core::etcd::etcd_record::FILE_NAME);
         None
     });
     EtcdRecord::of(found, &config.prefix)

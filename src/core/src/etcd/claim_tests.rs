@@ -1,7 +1,7 @@
 use super::*;
 use crate::claim_status::Trouble;
-use crate::etcd_model::{EtcdModel, Fault};
 use crate::generator::{Blocked, Generator};
+use crate::simulation::etcd_model::{EtcdModel, Fault};
 use crate::state::SharedState;
 
 pub(crate) const EPOCH: i64 = 1_735_689_600_000; // 2025-01-01
@@ -751,7 +751,7 @@ fn a_claim_cut_off_after_its_transaction_gives_its_lease_back_at_the_release() {
 /// A client that answers `n` calls, then none.
 struct CutAfter<'a>(&'a mut EtcdModel, u32);
 impl CutAfter<'_> {
-    fn client(&mut self) -> crate::etcd_model::Client<'_> {
+    fn client(&mut self) -> crate::simulation::etcd_model::Client<'_> {
         let cut = self.1 == 0;
         self.1 = self.1.saturating_sub(1);
         self.0.client(cut)

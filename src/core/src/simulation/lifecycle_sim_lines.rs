@@ -5,7 +5,7 @@
 //! layout unless that acceptance said it could not be. A standby promoted while it lagged
 //! continues only what its data directory could know (see [`Lineage::known_to`]).
 
-use crate::lifecycle_sim_node::{layout, LAYOUTS};
+use crate::simulation::lifecycle_sim_node::{layout, LAYOUTS};
 
 /// One line of history: the largest id issued of each layout, the layout issued last, the
 /// changes of layout accepted at a start (from, to, whether the start said new ids go below), and

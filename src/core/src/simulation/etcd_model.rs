@@ -15,7 +15,7 @@
 //! [`EtcdModel::restore`]), as `etcdctl snapshot restore` does: every key and lease as they were
 //! then, the revision with them (every answer's header says it), the cluster id the same.
 
-use crate::claim::{Etcd, Guard, Kv, Put, Seen, Txn};
+use crate::etcd::claim::{Etcd, Guard, Kv, Put, Seen, Txn};
 use std::collections::BTreeMap;
 
 /// What happens to the next call of any client.

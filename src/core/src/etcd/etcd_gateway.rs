@@ -3,7 +3,7 @@
 //! as the claim protocol's [`Etcd`]. Pure: the bytes of an HTTP/1.1 request and the reading of its
 //! response are here; the shell only moves them over a socket ([`Transport`]).
 
-use crate::claim::{Etcd, Guard, Kv, Put, Seen, Txn};
+use crate::etcd::claim::{Etcd, Guard, Kv, Put, Seen, Txn};
 use serde_json::{json, Value};
 use zeroize::Zeroizing;
 
