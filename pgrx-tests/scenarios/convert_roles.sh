@@ -17,7 +17,6 @@
 # not SET ROLE), a role that is no member, the owner itself and a superuser. On 14 and 15 SET ROLE
 # needs membership only: a NOINHERIT member may convert (its negative control refused it, having
 # no privileges of the owner), a non-member may not.
-export PGOPTIONS="-c client_min_messages=warning"
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster main
 q() { psql_on main -X -A -F '|' --pset footer=off -v ON_ERROR_STOP=1 "$@"; }
@@ -78,7 +77,7 @@ SQL
 # CONTROL=1: again with the rule switched back to the owner's privileges.
 entry_points() {
   local db=$1 who=$2 label=$3
-  q -t -d "$db" -U "$who" <<SQL | sed "s/^/$label|/"
+  PGOPTIONS="-c client_min_messages=warning" q -t -d "$db" -U "$who" <<SQL | sed "s/^/$label|/"
 SELECT try('column_dry', \$q\$SELECT snowflake_convert_column('t', 'id')\$q\$);
 SELECT try('column', \$q\$SELECT snowflake_convert_column('t', 'id', dry_run => false)\$q\$);
 SELECT try('all_dry', \$q\$SELECT * FROM snowflake_convert_all()\$q\$);
