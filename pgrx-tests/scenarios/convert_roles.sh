@@ -28,6 +28,8 @@
 # dropped, and the superuser's session after SET ROLE is refused though PostgreSQL allows SET
 # ROLE there. Last, a view recreated by a member with SET but not INHERIT: its grants, comment and
 # the privileges its owner had revoked from itself come back, given by the owner.
+# (The conversions' notices are not shown: their section below asks for them.)
+export PGOPTIONS="-c client_min_messages=warning"
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster main
 q() { psql_on main -X -A -F '|' --pset footer=off -v ON_ERROR_STOP=1 "$@"; }
@@ -88,7 +90,7 @@ SQL
 # CONTROL=1: again with the rule switched back to the owner's privileges.
 entry_points() {
   local db=$1 who=$2 label=$3
-  PGOPTIONS="-c client_min_messages=warning" q -t -d "$db" -U "$who" <<SQL | sed "s/^/$label|/"
+  q -t -d "$db" -U "$who" <<SQL | sed "s/^/$label|/"
 SELECT try('column_dry', \$q\$SELECT snowflake_convert_column('t', 'id')\$q\$);
 SELECT try('column', \$q\$SELECT snowflake_convert_column('t', 'id', dry_run => false)\$q\$);
 SELECT try('all_dry', \$q\$SELECT * FROM snowflake_convert_all()\$q\$);
@@ -178,7 +180,7 @@ INSERT INTO u VALUES (1);
 SQL
 # CREATE INDEX runs the expression as the table's owner (the superuser here), restricted; ANALYZE
 # of alice's table runs it as alice, restricted: neither becomes the owner of t.
-q -t -d c_non_member -c "CREATE INDEX ON u (public.converts(id))" -c "ALTER TABLE u OWNER TO alice_non_member" -c "ANALYZE u" 2>&1 \
+PGOPTIONS="-c client_min_messages=notice" q -t -d c_non_member -c "CREATE INDEX ON u (public.converts(id))" -c "ALTER TABLE u OWNER TO alice_non_member" -c "ANALYZE u" 2>&1 \
   | sed -n 's/.*NOTICE:  */NOTICE: /p' | sort -u
 echo "== exactly where SET ROLE to the owner would be allowed (issue 55): SET ROLE and as_owner side by side"
 # probe(rel), called in a context: whether SET ROLE to rel's owner and as_owner('drop_default') on
@@ -193,6 +195,7 @@ q -q -d c_where <<SQL
 CREATE ROLE boss_w NOLOGIN; CREATE ROLE x_w LOGIN; CREATE ROLE mallory_w LOGIN; CREATE ROLE plain_w LOGIN;
 $grant_w
 CREATE TABLE boss_t (id serial PRIMARY KEY); ALTER TABLE boss_t OWNER TO boss_w;
+GRANT EXECUTE ON FUNCTION snowflake_nextval() TO boss_w;
 CREATE TABLE x_t (id serial PRIMARY KEY); ALTER TABLE x_t OWNER TO x_w;
 CREATE TABLE su_t (id serial PRIMARY KEY);
 CREATE FUNCTION public.probe(rel regclass) RETURNS text LANGUAGE plpgsql AS \$\$
@@ -266,6 +269,7 @@ CREATE ROLE boss_v NOLOGIN; CREATE ROLE alice_v LOGIN; CREATE ROLE reader_v LOGI
 $grant_v
 GRANT CREATE ON SCHEMA public TO alice_v;
 CREATE TABLE t (id serial PRIMARY KEY, note text); ALTER TABLE t OWNER TO boss_v;
+GRANT EXECUTE ON FUNCTION snowflake_nextval() TO boss_v;
 CREATE VIEW v AS SELECT id, note FROM t; ALTER VIEW v OWNER TO boss_v;
 INSERT INTO t (note) VALUES ('a');
 SET ROLE boss_v;
