@@ -987,6 +987,30 @@ blockers(k, state, objects, message, hint) AS (VALUES
         AND EXISTS (SELECT 1 FROM reach r WHERE r.relid = con.confrelid AND r.widen AND r.level > 0
                                            AND r.attnum = con.confkey[array_position(con.conkey, c.attnum)])
       ORDER BY c.depth, con.conname LIMIT 1)),
+    -- PostgreSQL 18 (its not-null constraints in pg_constraint): a child's NOT NULL on a widened
+    -- column that is its own and inherited, under another name than its parent's, is rebuilt under
+    -- its own name and refused ("cannot create not-null constraint ... already exists").
+    (18, '0A000', (SELECT string_agg(format('%s (%I, inherited from %s as %I)', r.relid::regclass, cn.conname,
+                                            i.inhparent::regclass, pn.conname), ', ' ORDER BY r.n, r.level, cn.conname)
+                   FROM reach r JOIN pg_constraint cn ON cn.conrelid = r.relid AND cn.contype = 'n'
+                                                     AND cn.conkey = ARRAY[r.attnum] AND cn.conislocal AND cn.coninhcount > 0
+                   JOIN pg_inherits i ON i.inhrelid = r.relid
+                   JOIN pg_attribute pa ON pa.attrelid = i.inhparent AND pa.attname = r.attname
+                   JOIN pg_constraint pn ON pn.conrelid = i.inhparent AND pn.contype = 'n' AND pn.conkey = ARRAY[pa.attnum]
+                   WHERE r.widen AND r.level > 0 AND cn.conname <> pn.conname),
+     'children of the tables that converting %s widens have NOT NULL constraints of their own under another name than '
+     'their parent''s: %s',
+     (SELECT format('PostgreSQL 18 rebuilds such a constraint under its own name when the column''s type changes, and '
+                    'refuses it (cannot create not-null constraint). Give it its parent''s name first, in the same '
+                    'transaction: ALTER TABLE %1$s NO INHERIT %2$s; ALTER TABLE %1$s RENAME CONSTRAINT %3$I TO %4$I; '
+                    'ALTER TABLE %1$s INHERIT %2$s; then convert.', r.relid::regclass, i.inhparent::regclass,
+                    cn.conname, pn.conname)
+      FROM reach r JOIN pg_constraint cn ON cn.conrelid = r.relid AND cn.contype = 'n'
+                                        AND cn.conkey = ARRAY[r.attnum] AND cn.conislocal AND cn.coninhcount > 0
+      JOIN pg_inherits i ON i.inhrelid = r.relid
+      JOIN pg_attribute pa ON pa.attrelid = i.inhparent AND pa.attname = r.attname
+      JOIN pg_constraint pn ON pn.conrelid = i.inhparent AND pn.contype = 'n' AND pn.conkey = ARRAY[pa.attnum]
+      WHERE r.widen AND r.level > 0 AND cn.conname <> pn.conname ORDER BY r.n, r.level LIMIT 1)),
     -- ALTER COLUMN ... TYPE bigint would drop a column's domain, and with it its constraints.
     (2, '0A000', (SELECT string_agg(format('%s.%I (domain %s over %s)', w.relid::regclass, w.attname, a.atttypid::regtype,
                                            snowflake_internal.convert_base_type(a.atttypid)), ', '

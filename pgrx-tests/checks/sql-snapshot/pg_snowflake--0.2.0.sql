@@ -320,286 +320,12 @@ CREATE SCHEMA IF NOT EXISTS snowflake_internal;
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."dblink_poll"(
-	"link" TEXT,
-	"timeout_ms" INT
-) RETURNS bool
-STRICT VOLATILE PARALLEL UNSAFE
+CREATE  FUNCTION snowflake_internal."missing_grant"(
+	"role" oid
+) RETURNS TEXT
+STRICT STABLE PARALLEL SAFE
 LANGUAGE c
-AS 'MODULE_PATHNAME', 'dblink_poll_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."peer_deadline"(
-	"ms" INT
-) RETURNS bool
-STRICT VOLATILE PARALLEL UNSAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'peer_deadline_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."peer_conninfo"(
-	"conninfo" TEXT,
-	"position" INT,
-	"connect_timeout" INT
-) RETURNS TABLE (
-	"shown" TEXT,
-	"connect" TEXT,
-	"secrets" TEXT[]
-)
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'peer_conninfo_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
-RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision,
-               clock_uncertainty_ms double precision, problems text[])
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    link constant text := 'snowflake_check_peers';
-    dblink_schema name;
-    me record;
-    my_server text;
-    i integer;
-    c record;
-    remote_schema text;
-    t0 double precision;
-    t1 double precision;
-    first record;
-    answer record;
-    rows_ jsonb := '[]';
-    seen jsonb := '{}';
-    r jsonb;
-    found text[];
-    message text;
-    detail text;
-    secret text;
-    fired boolean;
-BEGIN
-    SELECT n.nspname INTO dblink_schema
-    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
-    IF dblink_schema IS NULL THEN
-        RAISE EXCEPTION 'snowflake_check_peers() needs the dblink extension'
-            USING ERRCODE = '55000', HINT = 'Run CREATE EXTENSION dblink; in this database (it ships with PostgreSQL''s contrib).';
-    END IF;
-    IF timeout_s IS NULL OR timeout_s < 1 OR timeout_s > 3600 THEN
-        RAISE EXCEPTION 'snowflake_check_peers(): timeout_s = % is out of range (1 to 3600 seconds)', coalesce(timeout_s::text, 'NULL')
-            USING ERRCODE = '22023', HINT = 'It bounds the connection to each peer and each query on it; 5 by default.';
-    END IF;
-    IF peers IS NULL THEN
-        peers := snowflake_internal.citus_nodes();
-    END IF;
-    SELECT s.machine_id, s.layout INTO me FROM @extschema@.snowflake_stats() s;
-    -- A server is its cluster (system identifier) running since a given moment: this server reached
-    -- through a connection string, or one server listed twice, is counted once.
-    SELECT cs.system_identifier::text || '@' || pg_postmaster_start_time()::text INTO my_server FROM pg_control_system() cs;
-    rows_ := rows_ || jsonb_build_object('peer', 'this server', 'machine_id', me.machine_id, 'layout', me.layout,
-                                         'offset', 0, 'uncertainty', 0, 'counted', true);
-    FOR i IN 1 .. coalesce(array_length(peers, 1), 0) LOOP
-        SELECT * INTO c FROM snowflake_internal.peer_conninfo(coalesce(peers[i], ''), i, timeout_s);
-        BEGIN
-            IF c.connect IS NULL THEN
-                RAISE EXCEPTION 'its connection string does not parse' USING ERRCODE = '22023';
-            END IF;
-            -- A call ended by a cancel may have left the link open in this session.
-            PERFORM snowflake_internal.dblink_close(dblink_schema, link);
-            -- dblink's connect ignores connect_timeout from PostgreSQL 16 on, and a peer that never
-            -- pauses defeats it before: a timer of ours ends it.
-            PERFORM snowflake_internal.peer_deadline(timeout_s * 1000);
-            EXECUTE format('SELECT %I.dblink_connect($1, $2)', dblink_schema) USING link, c.connect;
-            PERFORM snowflake_internal.peer_deadline(0);
-            -- pg_snowflake's schema there, under a search_path that no object of theirs can shadow.
-            PERFORM snowflake_internal.dblink_wait(dblink_schema, link, format(
-                $q$SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),
-                          pg_catalog.set_config('statement_timeout', %L, false),
-                          (SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-                           WHERE e.extname = 'pg_snowflake')$q$, timeout_s || 's'), timeout_s);
-            EXECUTE format('SELECT count(*) OVER () AS n, t.s FROM %I.dblink_get_result($1) AS t(p text, st text, s name) LIMIT 1', dblink_schema)
-                INTO first USING link;
-            IF first.n IS DISTINCT FROM 1 THEN
-                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(first.n, 0) USING ERRCODE = '08P01';
-            END IF;
-            remote_schema := first.s;
-            PERFORM snowflake_internal.dblink_end(dblink_schema, link, timeout_s);
-            IF remote_schema IS NULL THEN
-                RAISE EXCEPTION 'pg_snowflake is not installed in that database' USING ERRCODE = '55000';
-            END IF;
-            -- The clock on the open connection: the offset is off by at most half a round trip.
-            t0 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
-            PERFORM snowflake_internal.dblink_wait(dblink_schema, link, format(
-                $q$SELECT s.machine_id, s.layout,
-                          c.system_identifier::text OPERATOR(pg_catalog.||) '@' OPERATOR(pg_catalog.||) pg_catalog.pg_postmaster_start_time()::text,
-                          pg_catalog.date_part('epoch', %1$I.snowflake_clock()) OPERATOR(pg_catalog.*) 1000
-                   FROM %1$I.snowflake_stats() s, pg_catalog.pg_control_system() c$q$, remote_schema), timeout_s);
-            t1 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
-            EXECUTE format('SELECT count(*) OVER () AS n, t.* FROM %I.dblink_get_result($1) AS t(machine_id integer, layout text, server text, clock_ms double precision) LIMIT 1', dblink_schema)
-                INTO answer USING link;
-            IF answer.n IS DISTINCT FROM 1 THEN
-                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(answer.n, 0) USING ERRCODE = '08P01';
-            END IF;
-            PERFORM snowflake_internal.dblink_end(dblink_schema, link, timeout_s);
-            PERFORM snowflake_internal.dblink_close(dblink_schema, link);
-            rows_ := rows_ || jsonb_build_object('peer', c.shown,
-                'machine_id', answer.machine_id, 'layout', answer.layout,
-                'offset', round((answer.clock_ms - (t0 + t1) / 2)::numeric, 1),
-                'uncertainty', round(((t1 - t0) / 2)::numeric, 1),
-                'same_as', CASE WHEN answer.server = my_server THEN 'this server' ELSE seen ->> answer.server END,
-                'counted', answer.server <> my_server AND NOT seen ? answer.server);
-            IF NOT seen ? answer.server THEN
-                seen := seen || jsonb_build_object(answer.server, c.shown);
-            END IF;
-        EXCEPTION
-            WHEN query_canceled THEN
-                IF NOT snowflake_internal.peer_deadline(0) THEN
-                    -- statement_timeout or a cancel: close the link and end the call.
-                    PERFORM snowflake_internal.dblink_close(dblink_schema, link);
-                    RAISE;
-                END IF;
-                -- Our connect deadline.
-                PERFORM snowflake_internal.dblink_close(dblink_schema, link);
-                rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false,
-                    'error', format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s));
-            WHEN others THEN
-                -- (Before PostgreSQL 16 our connect deadline shuts the peer's socket: dblink's error.)
-                fired := snowflake_internal.peer_deadline(0);
-                GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
-                PERFORM snowflake_internal.dblink_close(dblink_schema, link);
-                message := CASE WHEN fired THEN format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s)
-                                ELSE message || coalesce(': ' || nullif(detail, ''), '') END;
-                -- libpq may quote a piece of the connection string in its messages.
-                FOREACH secret IN ARRAY c.secrets LOOP
-                    IF octet_length(secret) >= 4 THEN
-                        message := replace(message, secret, '***');
-                    END IF;
-                END LOOP;
-                rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false, 'error', message);
-        END;
-    END LOOP;
-    FOR r IN SELECT value FROM jsonb_array_elements(rows_) LOOP
-        found := '{}';
-        IF r->>'error' IS NOT NULL THEN
-            found := found || ('cannot ask it: ' || (r->>'error'));
-        ELSE
-            IF r->>'same_as' IS NOT NULL THEN
-                found := found || ('the same server as ' || (r->>'same_as') || ', counted once');
-            END IF;
-            IF r->>'machine_id' IS NULL THEN
-                found := found || 'machine id not set'::text;
-            ELSIF (SELECT count(*) FROM jsonb_array_elements(rows_) o
-                   WHERE (o.value->>'counted')::boolean AND o.value->>'machine_id' = r->>'machine_id') > 1 THEN
-                found := found || ('machine id ' || (r->>'machine_id') || ' is used by more than one server');
-            END IF;
-            IF r->>'layout' IS DISTINCT FROM me.layout THEN
-                found := found || ('layout differs from this server''s: ' || coalesce(r->>'layout', 'none'));
-            END IF;
-            -- The peer read its clock somewhere within the round trip: its offset is the midpoint's,
-            -- give or take half the round trip. Flagged only when it is off by more than max_skew_ms
-            -- whatever the uncertainty.
-            IF abs((r->>'offset')::double precision) - (r->>'uncertainty')::double precision > max_skew_ms THEN
-                found := found || ('clock is ' || (r->>'offset') || ' ms off this server''s (give or take '
-                                   || (r->>'uncertainty') || ' ms, half the round trip)');
-            END IF;
-        END IF;
-        peer := r->>'peer';
-        machine_id := (r->>'machine_id')::integer;
-        layout := r->>'layout';
-        clock_offset_ms := (r->>'offset')::double precision;
-        clock_uncertainty_ms := (r->>'uncertainty')::double precision;
-        problems := found;
-        RETURN NEXT;
-    END LOOP;
-END
-$fn$;
-COMMENT ON FUNCTION snowflake_check_peers(text[], double precision, integer) IS
-    'Asks other servers (through dblink) for their machine id, layout and clock, and flags duplicate machine ids, layout mismatches and clock skew; shows no password, gives up on a peer after timeout_s';
-CREATE FUNCTION snowflake_internal.dblink_wait(dblink_schema name, link text, query text, timeout_s integer) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    sent integer;
-BEGIN
-    EXECUTE format('SELECT %I.dblink_send_query($1, $2)', dblink_schema) INTO sent USING link, query;
-    IF sent IS DISTINCT FROM 1 THEN
-        RAISE EXCEPTION 'the query could not be sent: the link is still busy with its earlier answer' USING ERRCODE = '08P01';
-    END IF;
-    IF NOT snowflake_internal.dblink_poll(link, timeout_s * 1000) THEN
-        RAISE EXCEPTION 'it did not answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
-    END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_internal.dblink_end(dblink_schema name, link text, timeout_s integer) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    extra bigint;
-BEGIN
-    IF NOT snowflake_internal.dblink_poll(link, timeout_s * 1000) THEN
-        RAISE EXCEPTION 'it did not end its answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
-    END IF;
-    EXECUTE format('SELECT count(*) FROM %I.dblink_get_result($1) AS t(done text)', dblink_schema) INTO extra USING link;
-    IF extra > 0 THEN
-        RAISE EXCEPTION 'it sent a second result after its answer (% %; one result was asked for)', extra, CASE WHEN extra = 1 THEN 'row' ELSE 'rows' END
-            USING ERRCODE = '08P01';
-    END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_internal.dblink_close(dblink_schema name, link text) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    names text[];
-BEGIN
-    EXECUTE format('SELECT %I.dblink_get_connections()', dblink_schema) INTO names;
-    IF link = ANY (coalesce(names, '{}')) THEN
-        EXECUTE format('SELECT %I.dblink_disconnect($1)', dblink_schema) USING link;
-    END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_internal.citus_nodes() RETURNS text[]
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    nodes text[];
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
-        RAISE EXCEPTION 'snowflake_check_peers() without peers needs a Citus coordinator, and Citus is not installed in database %', current_database()
-            USING ERRCODE = '55000', HINT = 'Name the servers to check: snowflake_check_peers(ARRAY[''host=db2 dbname=app'', ''service=db3'']).';
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group WHERE groupid = 0) THEN
-        RAISE EXCEPTION 'snowflake_check_peers() without peers runs on the Citus coordinator, and this node is a worker (group %)', (SELECT groupid FROM pg_catalog.pg_dist_local_group)
-            USING ERRCODE = '55000', HINT = 'Run it on the coordinator, which checks every node of pg_dist_node, or name the servers to check: snowflake_check_peers(ARRAY[''host=... port=... dbname=...'']).';
-    END IF;
-    -- A value in a connection string is quoted when it has to be (libpq's rules).
-    SELECT coalesce(array_agg(format('host=%s port=%s dbname=%s user=%s', v[1], n.nodeport, v[2], v[3]) ORDER BY n.groupid, n.nodeid), '{}')
-    INTO nodes
-    FROM pg_catalog.pg_dist_node n,
-         LATERAL (SELECT array_agg(CASE WHEN x ~ '^[^\s''\\]+$' THEN x ELSE '''' || replace(replace(x, '\', '\\'), '''', '\''') || '''' END ORDER BY o) AS v
-                  FROM unnest(ARRAY[n.nodename, current_database(), current_user::text]) WITH ORDINALITY AS u(x, o)) q
-    WHERE n.isactive AND n.noderole = 'primary' AND n.groupid <> 0;
-    RETURN nodes;
-END
-$fn$;
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE SCHEMA IF NOT EXISTS snowflake_internal;
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."as_owner"(
-	"action" TEXT,
-	"rel" oid,
-	"col" TEXT DEFAULT NULL,
-	"id" bigint DEFAULT NULL
-) RETURNS bigint
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'as_owner_wrapper';
+AS 'MODULE_PATHNAME', 'missing_grant_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -614,12 +340,15 @@ AS 'MODULE_PATHNAME', 'owner_statement_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."missing_grant"(
-	"role" oid
-) RETURNS TEXT
-STRICT STABLE PARALLEL SAFE
+CREATE  FUNCTION snowflake_internal."as_owner"(
+	"action" TEXT,
+	"rel" oid,
+	"col" TEXT DEFAULT NULL,
+	"id" bigint DEFAULT NULL
+) RETURNS bigint
+VOLATILE PARALLEL UNSAFE
 LANGUAGE c
-AS 'MODULE_PATHNAME', 'missing_grant_wrapper';
+AS 'MODULE_PATHNAME', 'as_owner_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -976,6 +705,30 @@ blockers(k, state, objects, message, hint) AS (VALUES
         AND EXISTS (SELECT 1 FROM reach r WHERE r.relid = con.confrelid AND r.widen AND r.level > 0
                                            AND r.attnum = con.confkey[array_position(con.conkey, c.attnum)])
       ORDER BY c.depth, con.conname LIMIT 1)),
+    -- PostgreSQL 18 (its not-null constraints in pg_constraint): a child's NOT NULL on a widened
+    -- column that is its own and inherited, under another name than its parent's, is rebuilt under
+    -- its own name and refused ("cannot create not-null constraint ... already exists").
+    (18, '0A000', (SELECT string_agg(format('%s (%I, inherited from %s as %I)', r.relid::regclass, cn.conname,
+                                            i.inhparent::regclass, pn.conname), ', ' ORDER BY r.n, r.level, cn.conname)
+                   FROM reach r JOIN pg_constraint cn ON cn.conrelid = r.relid AND cn.contype = 'n'
+                                                     AND cn.conkey = ARRAY[r.attnum] AND cn.conislocal AND cn.coninhcount > 0
+                   JOIN pg_inherits i ON i.inhrelid = r.relid
+                   JOIN pg_attribute pa ON pa.attrelid = i.inhparent AND pa.attname = r.attname
+                   JOIN pg_constraint pn ON pn.conrelid = i.inhparent AND pn.contype = 'n' AND pn.conkey = ARRAY[pa.attnum]
+                   WHERE r.widen AND r.level > 0 AND cn.conname <> pn.conname),
+     'children of the tables that converting %s widens have NOT NULL constraints of their own under another name than '
+     'their parent''s: %s',
+     (SELECT format('PostgreSQL 18 rebuilds such a constraint under its own name when the column''s type changes, and '
+                    'refuses it (cannot create not-null constraint). Give it its parent''s name first, in the same '
+                    'transaction: ALTER TABLE %1$s NO INHERIT %2$s; ALTER TABLE %1$s RENAME CONSTRAINT %3$I TO %4$I; '
+                    'ALTER TABLE %1$s INHERIT %2$s; then convert.', r.relid::regclass, i.inhparent::regclass,
+                    cn.conname, pn.conname)
+      FROM reach r JOIN pg_constraint cn ON cn.conrelid = r.relid AND cn.contype = 'n'
+                                        AND cn.conkey = ARRAY[r.attnum] AND cn.conislocal AND cn.coninhcount > 0
+      JOIN pg_inherits i ON i.inhrelid = r.relid
+      JOIN pg_attribute pa ON pa.attrelid = i.inhparent AND pa.attname = r.attname
+      JOIN pg_constraint pn ON pn.conrelid = i.inhparent AND pn.contype = 'n' AND pn.conkey = ARRAY[pa.attnum]
+      WHERE r.widen AND r.level > 0 AND cn.conname <> pn.conname ORDER BY r.n, r.level LIMIT 1)),
     -- ALTER COLUMN ... TYPE bigint would drop a column's domain, and with it its constraints.
     (2, '0A000', (SELECT string_agg(format('%s.%I (domain %s over %s)', w.relid::regclass, w.attname, a.atttypid::regtype,
                                            snowflake_internal.convert_base_type(a.atttypid)), ', '
@@ -1751,6 +1504,277 @@ SELECT (row_number() OVER (ORDER BY s.k, s.i))::int, s.relid,
     HAVING count(*) > 0) s
 JOIN pg_class c ON c.oid = s.relid
 ORDER BY 1
+$fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE SCHEMA IF NOT EXISTS snowflake_internal;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."dblink_poll"(
+	"link" TEXT,
+	"timeout_ms" INT
+) RETURNS bool
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'dblink_poll_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."peer_deadline"(
+	"ms" INT
+) RETURNS bool
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'peer_deadline_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."peer_conninfo"(
+	"conninfo" TEXT,
+	"position" INT,
+	"connect_timeout" INT
+) RETURNS TABLE (
+	"shown" TEXT,
+	"connect" TEXT,
+	"secrets" TEXT[]
+)
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'peer_conninfo_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE FUNCTION snowflake_check_peers(peers text[] DEFAULT NULL, max_skew_ms double precision DEFAULT 100, timeout_s integer DEFAULT 5)
+RETURNS TABLE (peer text, machine_id integer, layout text, clock_offset_ms double precision,
+               clock_uncertainty_ms double precision, problems text[])
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    link constant text := 'snowflake_check_peers';
+    dblink_schema name;
+    me record;
+    my_server text;
+    i integer;
+    c record;
+    remote_schema text;
+    t0 double precision;
+    t1 double precision;
+    first record;
+    answer record;
+    rows_ jsonb := '[]';
+    seen jsonb := '{}';
+    r jsonb;
+    found text[];
+    message text;
+    detail text;
+    secret text;
+    fired boolean;
+BEGIN
+    SELECT n.nspname INTO dblink_schema
+    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
+    IF dblink_schema IS NULL THEN
+        RAISE EXCEPTION 'snowflake_check_peers() needs the dblink extension'
+            USING ERRCODE = '55000', HINT = 'Run CREATE EXTENSION dblink; in this database (it ships with PostgreSQL''s contrib).';
+    END IF;
+    IF timeout_s IS NULL OR timeout_s < 1 OR timeout_s > 3600 THEN
+        RAISE EXCEPTION 'snowflake_check_peers(): timeout_s = % is out of range (1 to 3600 seconds)', coalesce(timeout_s::text, 'NULL')
+            USING ERRCODE = '22023', HINT = 'It bounds the connection to each peer and each query on it; 5 by default.';
+    END IF;
+    IF peers IS NULL THEN
+        peers := snowflake_internal.citus_nodes();
+    END IF;
+    SELECT s.machine_id, s.layout INTO me FROM @extschema@.snowflake_stats() s;
+    -- A server is its cluster (system identifier) running since a given moment: this server reached
+    -- through a connection string, or one server listed twice, is counted once.
+    SELECT cs.system_identifier::text || '@' || pg_postmaster_start_time()::text INTO my_server FROM pg_control_system() cs;
+    rows_ := rows_ || jsonb_build_object('peer', 'this server', 'machine_id', me.machine_id, 'layout', me.layout,
+                                         'offset', 0, 'uncertainty', 0, 'counted', true);
+    FOR i IN 1 .. coalesce(array_length(peers, 1), 0) LOOP
+        SELECT * INTO c FROM snowflake_internal.peer_conninfo(coalesce(peers[i], ''), i, timeout_s);
+        BEGIN
+            IF c.connect IS NULL THEN
+                RAISE EXCEPTION 'its connection string does not parse' USING ERRCODE = '22023';
+            END IF;
+            -- A call ended by a cancel may have left the link open in this session.
+            PERFORM snowflake_internal.dblink_close(dblink_schema, link);
+            -- dblink's connect ignores connect_timeout from PostgreSQL 16 on, and a peer that never
+            -- pauses defeats it before: a timer of ours ends it.
+            PERFORM snowflake_internal.peer_deadline(timeout_s * 1000);
+            EXECUTE format('SELECT %I.dblink_connect($1, $2)', dblink_schema) USING link, c.connect;
+            PERFORM snowflake_internal.peer_deadline(0);
+            -- pg_snowflake's schema there, under a search_path that no object of theirs can shadow.
+            PERFORM snowflake_internal.dblink_wait(dblink_schema, link, format(
+                $q$SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),
+                          pg_catalog.set_config('statement_timeout', %L, false),
+                          (SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+                           WHERE e.extname = 'pg_snowflake')$q$, timeout_s || 's'), timeout_s);
+            EXECUTE format('SELECT count(*) OVER () AS n, t.s FROM %I.dblink_get_result($1) AS t(p text, st text, s name) LIMIT 1', dblink_schema)
+                INTO first USING link;
+            IF first.n IS DISTINCT FROM 1 THEN
+                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(first.n, 0) USING ERRCODE = '08P01';
+            END IF;
+            remote_schema := first.s;
+            PERFORM snowflake_internal.dblink_end(dblink_schema, link, timeout_s);
+            IF remote_schema IS NULL THEN
+                RAISE EXCEPTION 'pg_snowflake is not installed in that database' USING ERRCODE = '55000';
+            END IF;
+            -- The clock on the open connection: the offset is off by at most half a round trip.
+            t0 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
+            PERFORM snowflake_internal.dblink_wait(dblink_schema, link, format(
+                $q$SELECT s.machine_id, s.layout,
+                          c.system_identifier::text OPERATOR(pg_catalog.||) '@' OPERATOR(pg_catalog.||) pg_catalog.pg_postmaster_start_time()::text,
+                          pg_catalog.date_part('epoch', %1$I.snowflake_clock()) OPERATOR(pg_catalog.*) 1000
+                   FROM %1$I.snowflake_stats() s, pg_catalog.pg_control_system() c$q$, remote_schema), timeout_s);
+            t1 := extract(epoch FROM @extschema@.snowflake_clock()) * 1000;
+            EXECUTE format('SELECT count(*) OVER () AS n, t.* FROM %I.dblink_get_result($1) AS t(machine_id integer, layout text, server text, clock_ms double precision) LIMIT 1', dblink_schema)
+                INTO answer USING link;
+            IF answer.n IS DISTINCT FROM 1 THEN
+                RAISE EXCEPTION 'it answered with % rows (one was asked for)', coalesce(answer.n, 0) USING ERRCODE = '08P01';
+            END IF;
+            PERFORM snowflake_internal.dblink_end(dblink_schema, link, timeout_s);
+            PERFORM snowflake_internal.dblink_close(dblink_schema, link);
+            rows_ := rows_ || jsonb_build_object('peer', c.shown,
+                'machine_id', answer.machine_id, 'layout', answer.layout,
+                'offset', round((answer.clock_ms - (t0 + t1) / 2)::numeric, 1),
+                'uncertainty', round(((t1 - t0) / 2)::numeric, 1),
+                'same_as', CASE WHEN answer.server = my_server THEN 'this server' ELSE seen ->> answer.server END,
+                'counted', answer.server <> my_server AND NOT seen ? answer.server);
+            IF NOT seen ? answer.server THEN
+                seen := seen || jsonb_build_object(answer.server, c.shown);
+            END IF;
+        EXCEPTION
+            WHEN query_canceled THEN
+                IF NOT snowflake_internal.peer_deadline(0) THEN
+                    -- statement_timeout or a cancel: close the link and end the call.
+                    PERFORM snowflake_internal.dblink_close(dblink_schema, link);
+                    RAISE;
+                END IF;
+                -- Our connect deadline.
+                PERFORM snowflake_internal.dblink_close(dblink_schema, link);
+                rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false,
+                    'error', format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s));
+            WHEN others THEN
+                -- (Before PostgreSQL 16 our connect deadline shuts the peer's socket: dblink's error.)
+                fired := snowflake_internal.peer_deadline(0);
+                GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+                PERFORM snowflake_internal.dblink_close(dblink_schema, link);
+                message := CASE WHEN fired THEN format('could not establish connection: it did not answer within %s s (timeout_s)', timeout_s)
+                                ELSE message || coalesce(': ' || nullif(detail, ''), '') END;
+                -- libpq may quote a piece of the connection string in its messages.
+                FOREACH secret IN ARRAY c.secrets LOOP
+                    IF octet_length(secret) >= 4 THEN
+                        message := replace(message, secret, '***');
+                    END IF;
+                END LOOP;
+                rows_ := rows_ || jsonb_build_object('peer', c.shown, 'counted', false, 'error', message);
+        END;
+    END LOOP;
+    FOR r IN SELECT value FROM jsonb_array_elements(rows_) LOOP
+        found := '{}';
+        IF r->>'error' IS NOT NULL THEN
+            found := found || ('cannot ask it: ' || (r->>'error'));
+        ELSE
+            IF r->>'same_as' IS NOT NULL THEN
+                found := found || ('the same server as ' || (r->>'same_as') || ', counted once');
+            END IF;
+            IF r->>'machine_id' IS NULL THEN
+                found := found || 'machine id not set'::text;
+            ELSIF (SELECT count(*) FROM jsonb_array_elements(rows_) o
+                   WHERE (o.value->>'counted')::boolean AND o.value->>'machine_id' = r->>'machine_id') > 1 THEN
+                found := found || ('machine id ' || (r->>'machine_id') || ' is used by more than one server');
+            END IF;
+            IF r->>'layout' IS DISTINCT FROM me.layout THEN
+                found := found || ('layout differs from this server''s: ' || coalesce(r->>'layout', 'none'));
+            END IF;
+            -- The peer read its clock somewhere within the round trip: its offset is the midpoint's,
+            -- give or take half the round trip. Flagged only when it is off by more than max_skew_ms
+            -- whatever the uncertainty.
+            IF abs((r->>'offset')::double precision) - (r->>'uncertainty')::double precision > max_skew_ms THEN
+                found := found || ('clock is ' || (r->>'offset') || ' ms off this server''s (give or take '
+                                   || (r->>'uncertainty') || ' ms, half the round trip)');
+            END IF;
+        END IF;
+        peer := r->>'peer';
+        machine_id := (r->>'machine_id')::integer;
+        layout := r->>'layout';
+        clock_offset_ms := (r->>'offset')::double precision;
+        clock_uncertainty_ms := (r->>'uncertainty')::double precision;
+        problems := found;
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+COMMENT ON FUNCTION snowflake_check_peers(text[], double precision, integer) IS
+    'Asks other servers (through dblink) for their machine id, layout and clock, and flags duplicate machine ids, layout mismatches and clock skew; shows no password, gives up on a peer after timeout_s';
+CREATE FUNCTION snowflake_internal.dblink_wait(dblink_schema name, link text, query text, timeout_s integer) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    sent integer;
+BEGIN
+    EXECUTE format('SELECT %I.dblink_send_query($1, $2)', dblink_schema) INTO sent USING link, query;
+    IF sent IS DISTINCT FROM 1 THEN
+        RAISE EXCEPTION 'the query could not be sent: the link is still busy with its earlier answer' USING ERRCODE = '08P01';
+    END IF;
+    IF NOT snowflake_internal.dblink_poll(link, timeout_s * 1000) THEN
+        RAISE EXCEPTION 'it did not answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.dblink_end(dblink_schema name, link text, timeout_s integer) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    extra bigint;
+BEGIN
+    IF NOT snowflake_internal.dblink_poll(link, timeout_s * 1000) THEN
+        RAISE EXCEPTION 'it did not end its answer within % s (timeout_s)', timeout_s USING ERRCODE = '08006';
+    END IF;
+    EXECUTE format('SELECT count(*) FROM %I.dblink_get_result($1) AS t(done text)', dblink_schema) INTO extra USING link;
+    IF extra > 0 THEN
+        RAISE EXCEPTION 'it sent a second result after its answer (% %; one result was asked for)', extra, CASE WHEN extra = 1 THEN 'row' ELSE 'rows' END
+            USING ERRCODE = '08P01';
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.dblink_close(dblink_schema name, link text) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    names text[];
+BEGIN
+    EXECUTE format('SELECT %I.dblink_get_connections()', dblink_schema) INTO names;
+    IF link = ANY (coalesce(names, '{}')) THEN
+        EXECUTE format('SELECT %I.dblink_disconnect($1)', dblink_schema) USING link;
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.citus_nodes() RETURNS text[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    nodes text[];
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers needs a Citus coordinator, and Citus is not installed in database %', current_database()
+            USING ERRCODE = '55000', HINT = 'Name the servers to check: snowflake_check_peers(ARRAY[''host=db2 dbname=app'', ''service=db3'']).';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group WHERE groupid = 0) THEN
+        RAISE EXCEPTION 'snowflake_check_peers() without peers runs on the Citus coordinator, and this node is a worker (group %)', (SELECT groupid FROM pg_catalog.pg_dist_local_group)
+            USING ERRCODE = '55000', HINT = 'Run it on the coordinator, which checks every node of pg_dist_node, or name the servers to check: snowflake_check_peers(ARRAY[''host=... port=... dbname=...'']).';
+    END IF;
+    -- A value in a connection string is quoted when it has to be (libpq's rules).
+    SELECT coalesce(array_agg(format('host=%s port=%s dbname=%s user=%s', v[1], n.nodeport, v[2], v[3]) ORDER BY n.groupid, n.nodeid), '{}')
+    INTO nodes
+    FROM pg_catalog.pg_dist_node n,
+         LATERAL (SELECT array_agg(CASE WHEN x ~ '^[^\s''\\]+$' THEN x ELSE '''' || replace(replace(x, '\', '\\'), '''', '\''') || '''' END ORDER BY o) AS v
+                  FROM unnest(ARRAY[n.nodename, current_database(), current_user::text]) WITH ORDINALITY AS u(x, o)) q
+    WHERE n.isactive AND n.noderole = 'primary' AND n.groupid <> 0;
+    RETURN nodes;
+END
 $fn$;
 /* </end connected objects> */
 
