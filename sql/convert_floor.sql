@@ -174,7 +174,8 @@ $fn$;
 
 -- snowflake_internal.convert_checked(tbl, keynum): the columns (of convert_holders: every relation that
 -- will hold new ids) whose CHECK constraints a new id must pass: a CHECK of the table on that
--- column alone, or a CHECK of the column's domain (or of a domain under it).
+-- column alone, or a CHECK of the column's domain (or of a domain under it). A partition or child
+-- only for a CHECK of its own (those it inherits, and its column's domain, are its parent's).
 CREATE FUNCTION snowflake_internal.convert_checked(tbl regclass, keynum int2)
 RETURNS TABLE (relid oid, attname name)
 LANGUAGE sql STABLE STRICT
@@ -182,8 +183,9 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 SELECT h.relid, h.attname FROM snowflake_internal.convert_holders(tbl, keynum) h
 JOIN pg_attribute a ON a.attrelid = h.relid AND a.attnum = h.attnum
-WHERE EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conrelid = h.relid AND c.contype = 'c' AND c.conkey = ARRAY[h.attnum])
-   OR EXISTS (WITH RECURSIVE d(typ) AS (SELECT a.atttypid
+WHERE EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conrelid = h.relid AND c.contype = 'c' AND c.conkey = ARRAY[h.attnum]
+                                              AND (h.level = 0 OR c.conislocal))
+   OR h.level = 0 AND EXISTS (WITH RECURSIVE d(typ) AS (SELECT a.atttypid
                                         UNION
                                         SELECT t.typbasetype FROM d JOIN pg_type t ON t.oid = d.typ WHERE t.typtype = 'd')
               SELECT 1 FROM d JOIN pg_constraint c ON c.contypid = d.typ AND c.contype = 'c')

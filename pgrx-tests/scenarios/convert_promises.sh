@@ -9,7 +9,8 @@
 #    the writer's.
 # 2. Every column that will hold new ids is widened: a chain through a 1:1 table, a foreign key to an
 #    inheritance child, a foreign key to a partition of a bigint-keyed table, and one added by another
-#    session while the conversion waited for its lock (the plan read before it lacks it); a foreign
+#    session while the conversion waited for its lock (the plan read before it lacks it), one to a
+#    bigint 1:1 table the conversion does not alter but holds against new foreign keys; a foreign
 #    key to a partition of a table whose key is widened, and on PostgreSQL 18 an inheritance child
 #    with a NOT NULL of its own under another name than its parent's (convert_promises.pg18.out),
 #    are refused with the statements that work, which then convert;
@@ -202,6 +203,14 @@ q -t -c "SELECT * FROM snowflake_convert_column('members', 'id', dry_run => fals
 wait "$writer"
 grep -v holding "$SCRATCH/writer.out"
 q -c "SELECT attname, atttypid::regtype FROM pg_attribute WHERE attrelid = 'member_notes'::regclass AND attname = 'member_id'"
+echo "-- one added to a table that holds new ids unaltered (a bigint 1:1 table, held against new foreign keys)"
+q -q -c "CREATE TABLE clubs (id serial PRIMARY KEY)" -c "CREATE TABLE club_pages (club_id bigint PRIMARY KEY REFERENCES clubs)" \
+  -c "CREATE TABLE page_likes (page_id int NOT NULL)" -c "INSERT INTO clubs DEFAULT VALUES" -c "INSERT INTO club_pages VALUES (1)"
+writer_holding club_pages "ALTER TABLE page_likes ADD FOREIGN KEY (page_id) REFERENCES club_pages;"
+q -t -c "SELECT * FROM snowflake_convert_column('clubs', 'id', dry_run => false)"
+wait "$writer"
+grep -v holding "$SCRATCH/writer.out"
+q -c "SELECT attrelid::regclass AS tbl, attname, atttypid::regtype FROM pg_attribute WHERE (attrelid, attname) IN (('club_pages'::regclass, 'club_id'), ('page_likes'::regclass, 'page_id')) ORDER BY 1"
 
 echo "== 3. domains kept"
 q -q <<'SQL'

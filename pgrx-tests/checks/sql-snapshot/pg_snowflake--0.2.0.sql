@@ -329,17 +329,6 @@ AS 'MODULE_PATHNAME', 'missing_grant_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."owner_statement"(
-	"action" TEXT,
-	"rel" oid,
-	"col" TEXT DEFAULT NULL
-) RETURNS TEXT
-STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'owner_statement_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION snowflake_internal."as_owner"(
 	"action" TEXT,
 	"rel" oid,
@@ -349,6 +338,17 @@ CREATE  FUNCTION snowflake_internal."as_owner"(
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'as_owner_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."owner_statement"(
+	"action" TEXT,
+	"rel" oid,
+	"col" TEXT DEFAULT NULL
+) RETURNS TEXT
+STABLE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'owner_statement_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1079,8 +1079,9 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 SELECT h.relid, h.attname FROM snowflake_internal.convert_holders(tbl, keynum) h
 JOIN pg_attribute a ON a.attrelid = h.relid AND a.attnum = h.attnum
-WHERE EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conrelid = h.relid AND c.contype = 'c' AND c.conkey = ARRAY[h.attnum])
-   OR EXISTS (WITH RECURSIVE d(typ) AS (SELECT a.atttypid
+WHERE EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conrelid = h.relid AND c.contype = 'c' AND c.conkey = ARRAY[h.attnum]
+                                              AND (h.level = 0 OR c.conislocal))
+   OR h.level = 0 AND EXISTS (WITH RECURSIVE d(typ) AS (SELECT a.atttypid
                                         UNION
                                         SELECT t.typbasetype FROM d JOIN pg_type t ON t.oid = d.typ WHERE t.typtype = 'd')
               SELECT 1 FROM d JOIN pg_constraint c ON c.contypid = d.typ AND c.contype = 'c')
@@ -1512,6 +1513,15 @@ CREATE SCHEMA IF NOT EXISTS snowflake_internal;
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."peer_deadline"(
+	"ms" INT
+) RETURNS bool
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'peer_deadline_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION snowflake_internal."dblink_poll"(
 	"link" TEXT,
 	"timeout_ms" INT
@@ -1519,15 +1529,6 @@ CREATE  FUNCTION snowflake_internal."dblink_poll"(
 STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'dblink_poll_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."peer_deadline"(
-	"ms" INT
-) RETURNS bool
-STRICT VOLATILE PARALLEL UNSAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'peer_deadline_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
