@@ -178,7 +178,9 @@ CREATE  FUNCTION "snowflake_machine_id_status"() RETURNS TABLE (
 	"refused_calls" bigint,
 	"last_error" TEXT,
 	"last_error_at" timestamp with time zone,
-	"holders_at_claim" bigint
+	"holders_at_claim" bigint,
+	"reserved_in" TEXT,
+	"reservations" bigint
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c
@@ -186,10 +188,10 @@ AS 'MODULE_PATHNAME', 'snowflake_machine_id_status_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "snowflake_nextval"() RETURNS bigint
+CREATE FUNCTION "snowflake_nextval"() RETURNS bigint
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c
-AS 'MODULE_PATHNAME', 'snowflake_nextval_wrapper';
+AS 'MODULE_PATHNAME', 'snowflake_nextval_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -207,6 +209,23 @@ CREATE  FUNCTION "snowflake_partition_bounds"(
 STRICT STABLE PARALLEL SAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'snowflake_partition_bounds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "snowflake_presets"() RETURNS TABLE (
+	"name" TEXT,
+	"epoch" timestamp with time zone,
+	"time_unit_ms" INT,
+	"timestamp_bits" INT,
+	"machine_bits" INT,
+	"sequence_bits" INT,
+	"fields" TEXT,
+	"example" bigint,
+	"source" TEXT
+)
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'snowflake_presets_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1522,16 +1541,6 @@ AS 'MODULE_PATHNAME', 'peer_deadline_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."dblink_poll"(
-	"link" TEXT,
-	"timeout_ms" INT
-) RETURNS bool
-STRICT VOLATILE PARALLEL UNSAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'dblink_poll_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION snowflake_internal."peer_conninfo"(
 	"conninfo" TEXT,
 	"position" INT,
@@ -1544,6 +1553,16 @@ CREATE  FUNCTION snowflake_internal."peer_conninfo"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'peer_conninfo_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."dblink_poll"(
+	"link" TEXT,
+	"timeout_ms" INT
+) RETURNS bool
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'dblink_poll_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1789,7 +1808,7 @@ COMMENT ON TYPE snowflake_parts IS
 COMMENT ON TYPE snowflake_layout IS
     'The running layout of snowflake ids, as returned by snowflake_layout()';
 COMMENT ON FUNCTION snowflake_decode(bigint, text) IS
-    'The fields of an id minted by another system: twitter, discord, instagram, sonyflake, pgedge, or server';
+    'The fields of an id minted by another system, under a preset of snowflake_presets() or server (this server''s layout)';
 COMMENT ON FUNCTION snowflake_timestamp(bigint) IS 'When a snowflake id was minted (the start of its tick)';
 COMMENT ON FUNCTION snowflake_machine_id(bigint) IS 'The machine id field of a snowflake id';
 COMMENT ON FUNCTION snowflake_sequence(bigint) IS 'The sequence field of a snowflake id';
@@ -1808,11 +1827,13 @@ COMMENT ON FUNCTION snowflake_sequence(bigint, timestamptz, integer, integer, in
 COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz, integer, integer, integer) IS
     'The smallest id carrying this time, under the layout given as arguments; IMMUTABLE';
 COMMENT ON FUNCTION snowflake_timestamp(bigint, text) IS
-    'When an id was minted, under a preset (twitter, discord, instagram, sonyflake, pgedge; not server); IMMUTABLE';
+    'When an id was minted, under a preset of snowflake_presets() (not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_machine_id(bigint, text) IS
     'The machine field of an id, under a preset (not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_sequence(bigint, text) IS
     'The sequence field of an id, under a preset (not server); IMMUTABLE';
+COMMENT ON FUNCTION snowflake_presets() IS
+    'The layouts of other systems that snowflake_decode(id, layout) and the IMMUTABLE readers know: epoch, tick, fields, an example id, where each is published';
 COMMENT ON FUNCTION snowflake_layout() IS 'The running layout: epoch, time unit, field widths, capacity and end date';
 COMMENT ON TYPE snowflake_stats IS 'The generator''s health, as returned by snowflake_stats()';
 COMMENT ON FUNCTION snowflake_stats() IS
