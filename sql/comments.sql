@@ -91,13 +91,13 @@ COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
     'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';
 COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
     'Range-partition bounds on the id, one row per step of time (in UTC) from the first time to at least the second: FOR VALUES FROM (from_id) TO (to_id)';
-COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean) IS
-    'Turns a serial, identity, DEFAULT nextval() or pgEdge snowflake.nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); refuses a column whose values are not below the first new id; returns the DDL, runs it unless dry_run';
-COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
+COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean, boolean) IS
+    'Turns a serial, identity, DEFAULT nextval() or pgEdge snowflake.nextval() key column into bigint DEFAULT snowflake_nextval(), widening every foreign key that references it, at any depth (every partition of a partitioned table; the views on them recreated with recreate_views; published tables once subscribers_widened), and granting EXECUTE on snowflake_nextval() to the roles that insert; refuses a column whose values are not below the first new id, and whatever the real run would fail on; returns the plan, runs it unless dry_run';
+COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean, boolean) IS
     'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; a row per column with its verdict and statements; a dry run (the default) is a plan, a real run converts all or refuses them all together';
 COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column(), snowflake_convert_all() and snowflake_check_peers(); not for direct use';
-COMMENT ON FUNCTION snowflake_internal.as_owner(text, oid, text) IS
-    'For the conversion: one action out of a closed set (max, min, lock, drop_identity, drop_default, drop_sequence, disown_sequence, drop_view, widen, set_default) on a relation, run as its owner in a security-restricted operation (as VACUUM and ANALYZE run table code), only where SET ROLE to that owner would be allowed (the session user''s memberships; never inside a SECURITY DEFINER function or a security-restricted operation); returns the value read (max, min)';
+COMMENT ON FUNCTION snowflake_internal.as_owner(text, oid, text, bigint) IS
+    'For the conversion: one action out of a closed set (max, min, lock, hold, check, drop_identity, drop_default, drop_sequence, disown_sequence, drop_view, widen, set_default) on a relation, run as its owner in a security-restricted operation (as VACUUM and ANALYZE run table code), only where SET ROLE to that owner would be allowed (the session user''s memberships; never inside a SECURITY DEFINER function or a security-restricted operation); returns the value read (max, min; check: the CHECK constraint the id fails)';
 COMMENT ON FUNCTION snowflake_internal.owner_statement(text, oid, text) IS
     'For the conversion: the statement snowflake_internal.as_owner() runs for an action, as the plan shows it';
 COMMENT ON FUNCTION snowflake_internal.missing_grant(oid) IS

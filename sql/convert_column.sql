@@ -1,51 +1,51 @@
--- snowflake_convert_column(tbl, col, dry_run, drop_sequence, recreate_views): turns a serial,
--- bigserial, identity (BY DEFAULT or ALWAYS), DEFAULT nextval(...) or pgEdge snowflake's DEFAULT
--- snowflake.nextval(...) key column into
--- bigint DEFAULT snowflake_nextval(), widening integer/smallint to bigint together with every
--- foreign-key column that references it. A partitioned table is converted from its root: each
--- ALTER TABLE on it recurses into every partition (and into the children of a table inherited
--- from). Returns the DDL, in order; runs it unless dry_run (the default). It runs inside the
--- caller's transaction: an error anywhere leaves nothing changed. STRICT: NULL in, no rows out.
+-- snowflake_convert_column(tbl, col, dry_run, drop_sequence, recreate_views, subscribers_widened): turns a
+-- serial, bigserial, identity (BY DEFAULT or ALWAYS), DEFAULT nextval(...) or pgEdge snowflake's
+-- DEFAULT snowflake.nextval(...) key column into bigint DEFAULT snowflake_nextval(), widening
+-- integer/smallint to bigint together with every column that will hold its values: every
+-- foreign-key column that references it, or references such a column, at any depth, on the table
+-- or on a partition or child of it (convert_closure). A partitioned table is converted from its
+-- root: each ALTER TABLE on it recurses into every partition (and into the children of a table
+-- inherited from). Returns the plan, in order (its statements, and notes as lines of "-- ");
+-- runs it unless dry_run (the default). It runs inside the caller's transaction: an error anywhere
+-- leaves nothing changed. STRICT: NULL in, no rows out.
 -- Each ALTER TABLE takes an ACCESS EXCLUSIVE lock, and widening a column rewrites its table (every
 -- partition; time in proportion to their size). Views that use a widened column are refused
 -- (2BP01) or, with recreate_views, dropped and created again from pg_get_viewdef with their
 -- options, owner, privileges and comments.
+-- The real run locks the table first, then reads everything as it is then (READ COMMITTED only:
+-- convert_isolation refuses the others): the largest value, and what references the column; it
+-- locks what holds the key's values and plans again until nothing new came in (a foreign key added
+-- while it waited for its lock is widened too).
 -- How it runs: the caller's own rights read only the catalogs. Every statement that touches a
--- relation (the largest value's read, the lock, each ALTER TABLE, the sequence, the views dropped)
--- is one action of snowflake_internal.as_owner() (src/postgres/sql_api/as_owner.rs), named with the
--- relation and column: it builds the statement itself and runs it as the owner of that relation in
--- a security-restricted operation, with a safe search_path and its settings undone after it, as
--- VACUUM, ANALYZE, CREATE INDEX and REFRESH MATERIALIZED VIEW run table code (the views are created
--- again by the caller, as itself, and given back to their owners). Code reached from a table
--- (casts, operators, index expressions, constraints, domains, defaults, triggers, policies) so
--- runs with its owner's rights, never the caller's, and cannot SET ROLE or RESET ROLE; the caller
--- must be able to become every owner it runs as (SET ROLE: the owner itself, a member whose grant
--- allows SET, or a superuser; the owner's privileges alone, INHERIT, are not enough), so a
--- superuser converts the tables of many owners in one call, and nobody gains a right by converting.
--- What it cannot do safely it refuses, naming the object, before changing anything: a partition
--- (name its root), temporary tables; an owner the caller may not become;
--- partitions and children of another owner than their parent (ALTER TABLE recurses into them as
--- the parent's owner, which PostgreSQL refuses: they would run their code with another's rights);
--- views the caller cannot create again (no CREATE on their schema); a widened column in a
--- partition key or inherited from a parent (a foreign key declared on a partition or child table),
--- materialized views, generated columns, policies and triggers that use a widened column.
--- A key column may be part of a composite key ((tenant_id, id), (id, region)): only it changes, and
--- of a foreign key that references the composite key only its column that matches it.
--- New ids always above the old: it refuses (22003) a column whose largest value is not below the
--- first id this server would give it, with the fix in the hint (snowflake_internal.convert_floor).
--- snowflake_convert_all(dry_run, drop_sequence, recreate_views) converts every such key column of
--- the database in one transaction, referenced tables first, or refuses them all together; its dry
--- run is a plan: a row per column, with its verdict and statements.
+-- relation (the largest value's read, the locks, the CHECKs evaluated at a new id, each ALTER TABLE,
+-- the sequence, the views dropped) is one action of snowflake_internal.as_owner()
+-- (src/postgres/sql_api/as_owner.rs), named with the relation and column: it builds the statement
+-- itself and runs it as the owner of that relation in a security-restricted operation, with a safe
+-- search_path and its settings undone after it, as VACUUM, ANALYZE, CREATE INDEX and REFRESH
+-- MATERIALIZED VIEW run table code (the views are created again by the caller, as itself, and given
+-- back to their owners; the caller grants EXECUTE on snowflake_nextval() to the roles that insert).
+-- Code reached from a table (casts, operators, index expressions, constraints, domains, defaults,
+-- triggers, policies) so runs with its owner's rights, never the caller's, and cannot SET ROLE or
+-- RESET ROLE; the caller must be able to become every owner it runs as (SET ROLE: the owner itself,
+-- a member whose grant allows SET, or a superuser; the owner's privileges alone, INHERIT, are not
+-- enough), so a superuser converts the tables of many owners in one call, and nobody gains a right
+-- by converting.
+-- What it cannot do safely it refuses, naming the object, before changing anything
+-- (sql/convert_refusals.sql, sql/convert_views.sql): the dry run refuses what the real run would
+-- fail on. A key column may be part of a composite key ((tenant_id, id), (id, region)): only it
+-- changes, and of a foreign key that references the composite key only its column that matches it.
+-- New ids always above the old (sql/convert_floor.sql): it refuses (22003) a column whose largest
+-- value is not below the first id this server would give it, with the fix in the hint; and (23514)
+-- one whose new ids a CHECK constraint would refuse.
+-- snowflake_convert_all(dry_run, drop_sequence, recreate_views, subscribers_widened) converts every
+-- such key column of the database in one transaction, referenced tables first, or refuses them all
+-- together; its dry run is a plan: a row per column, with its verdict and statements.
 --
--- Its helpers live in the schema snowflake_internal (not in the user's schema); they only read the
--- catalogs: convert_key (the key column, or why it cannot be converted), convert_targets (the
--- columns the ALTER TABLEs name), convert_reach (every relation they reach), convert_kind (what
--- makes the column's values), convert_floor (its largest value, read as its owner, the first new
--- id, the fix when that is not above), convert_views (the views to recreate),
--- convert_view_blockers and convert_blockers (every refusal, as rows), convert_view_ddl (the DDL
--- that creates a view again), convert_statements (every statement, with the role it runs as),
--- convert_above, convert_citus_check, and convert_candidates (the columns snowflake_convert_all
--- converts, in order).
+-- Its helpers live in the schema snowflake_internal (not in the user's schema), by concern: what the
+-- column is (convert_kind, convert_key, here), what the conversion reaches (sql/convert_reach.sql),
+-- the views it recreates (sql/convert_views.sql), what it refuses (sql/convert_refusals.sql), new ids
+-- above the old (sql/convert_floor.sql), and its plan (sql/convert_plan.sql); convert_candidates,
+-- here, lists the columns snowflake_convert_all converts, in order.
 
 -- snowflake_internal.convert_kind(tbl, keynum): what gives the column its values: 'identity', 'serial' (a
 -- nextval() default on a sequence the column owns), 'nextval' (on another sequence), 'pgedge'
@@ -63,109 +63,6 @@ FROM pg_attribute a
 LEFT JOIN LATERAL (SELECT pg_get_expr(ad.adbin, ad.adrelid) AS expr FROM pg_attrdef ad
                    WHERE ad.adrelid = a.attrelid AND ad.adnum = a.attnum) d ON true
 WHERE a.attrelid = tbl AND a.attnum = keynum AND NOT a.attisdropped
-$fn$;
-
--- snowflake_internal.convert_floor(tbl, col, kind, issue): the largest value of tbl.col (read as the
--- table's owner, restricted, with row_security off: a policy that would apply is an error) and the first
--- id this server would give it: with issue, an id it issues now (when the caller may execute
--- snowflake_nextval(); every later id is above it), else the smallest id it could issue now (its
--- clock, machine id and layout; NULL when it cannot issue ids: then nothing is compared). When the
--- largest value is not below the first id, hint says what would put new ids above the old: for
--- pgEdge's ids, pgEdge's epoch; for others, the latest epoch that would, if there is one. An epoch
--- is offered as the fix only on a server that has issued no ids (no high-water mark on record:
--- snowflake_stats().high_water_mark); on one that has, a new epoch stops snowflake_nextval() (55000,
--- the layout changed) until snowflake.accept_layout_change, and then every id it issued decodes at
--- another time, in every table: the hint says so and gives the choices that leave them alone.
--- pgEdge's ids (ms since 2023-01-01 << 22 | node << 12 | count) are named by what the values decode
--- to under that layout, not by their range: the largest (and, unless the column has pgEdge's
--- default, the smallest: a sequence's values count from 1) must carry a time from pgEdge's epoch to
--- now (a minute of clock skew allowed).
-CREATE FUNCTION snowflake_internal.convert_floor(tbl regclass, col name, kind text, issue boolean,
-                                        OUT max_id bigint, OUT first_id bigint, OUT hint text)
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    lay record;
-    machine bigint;
-    clock timestamptz;
-    top bigint;
-    latest_epoch timestamptz;
-    pgedge_first bigint;
-    min_id bigint;
-    issued boolean;
-BEGIN
-    max_id := snowflake_internal.as_owner('max', tbl, col);
-    BEGIN
-        SELECT * INTO lay FROM @extschema@.snowflake_layout();
-        machine := greatest(current_setting('snowflake.machine_id')::bigint, 0);
-        clock := @extschema@.snowflake_clock();
-        -- Before this call issues one: whether the server has issued ids (its mark is on record).
-        issued := (SELECT s.high_water_mark IS NOT NULL FROM @extschema@.snowflake_stats() s);
-        IF issue AND has_function_privilege('@extschema@.snowflake_nextval()', 'EXECUTE') THEN
-            first_id := @extschema@.snowflake_nextval();
-        ELSE
-            first_id := @extschema@.snowflake_from_timestamp(clock) | (machine << lay.sequence_bits);
-        END IF;
-    EXCEPTION WHEN others THEN
-        IF issue THEN
-            RAISE;
-        END IF;
-        RETURN;
-    END;
-    IF max_id IS NULL OR max_id < first_id THEN
-        RETURN;
-    END IF;
-    -- pgEdge's epoch, with this server's widths (pgEdge's are the defaults: 10 and 12).
-    pgedge_first := @extschema@.snowflake_from_timestamp(clock, '2023-01-01 00:00:00+00', lay.machine_bits,
-                                                         lay.sequence_bits, lay.time_unit_ms)
-                    | (machine << lay.sequence_bits);
-    IF pgedge_first > max_id AND max_id >> 22 > 0
-       AND @extschema@.snowflake_timestamp(max_id, 'pgedge') <= clock + interval '1 minute' THEN
-        IF kind IS DISTINCT FROM 'pgedge' THEN
-            min_id := snowflake_internal.as_owner('min', tbl, col);
-        END IF;
-        IF kind = 'pgedge' OR (min_id >> 22 > 0
-                               AND @extschema@.snowflake_timestamp(min_id, 'pgedge') <= clock + interval '1 minute') THEN
-            hint := 'These are pgEdge snowflake ids (ms since 2023-01-01 << 22 | node << 12 | count): ' || CASE
-                WHEN issued IS FALSE THEN format('set snowflake.epoch = ''2023-01-01 00:00:00+00'' (pgEdge''s epoch) '
-                     'and snowflake.machine_id to pgEdge''s snowflake.node in postgresql.conf, restart, and convert: the '
-                     'first new id is then about %s (this server has issued no ids yet, so no other id changes). See '
-                     '"Switching from pgEdge snowflake" in the manual.', pgedge_first)
-                ELSE 'pgEdge''s epoch (2023-01-01) would put new ids above them, but this server has already issued ids '
-                     'under its own: changing snowflake.epoch stops every snowflake_nextval() (55000, the layout changed) '
-                     'until snowflake.accept_layout_change, and then every id it has issued, in every table, decodes at a '
-                     'wrong time. Keep the column''s own default, or convert it on a server that has issued no '
-                     'ids yet, set to pgEdge''s epoch; change the epoch here only if no table keeps this server''s ids. '
-                     'See "Switching from pgEdge snowflake" in the manual.' END;
-            RETURN;
-        END IF;
-    END IF;
-    -- The tick of max_id under this layout's widths: an epoch at least top + 1 ticks before now
-    -- puts the first new id above it. The latest such UTC midnight, if the field can hold it.
-    top := max_id >> (lay.machine_bits + lay.sequence_bits);
-    latest_epoch := date_trunc('day', (clock - (top + 1) * lay.time_unit_ms * interval '1 ms') AT TIME ZONE 'UTC')
-                    AT TIME ZONE 'UTC';
-    IF top + 1 >= (1::bigint << lay.timestamp_bits) OR latest_epoch < '1970-01-01 00:00:00+00' THEN
-        hint := format('No epoch of this layout starts new ids above %s (its timestamp field would have to count '
-                       'from before 1970): keep the column''s own default, or give the table a new key column.', max_id);
-    ELSIF issued IS FALSE THEN
-        hint := format('Set snowflake.epoch = ''%s'' or earlier in postgresql.conf (new ids then start above %s; the '
-                       'timestamp field then ends in %s), restart, and convert (this server has issued no ids yet, so '
-                       'no other id changes); or keep the column''s own default.',
-                       to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id,
-                       to_char((latest_epoch + (1::bigint << lay.timestamp_bits) * lay.time_unit_ms * interval '1 ms')
-                               AT TIME ZONE 'UTC', 'YYYY'));
-    ELSE
-        hint := format('Keep the column''s own default, or give the table a new key column (ADD COLUMN ... bigint DEFAULT '
-                       'snowflake_nextval() gives every row a new id). A new epoch (snowflake.epoch = ''%s'' or earlier '
-                       'would start new ids above %s) is no fix here: this server has already issued ids, so it stops '
-                       'every snowflake_nextval() (55000, the layout changed) until snowflake.accept_layout_change, and '
-                       'then every id it has issued, in every table, decodes at a wrong time; change it only if no table '
-                       'keeps this server''s ids.',
-                       to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id);
-    END IF;
-END
 $fn$;
 
 -- snowflake_internal.convert_key(tbl, col): the key column's number, type, identity and kind
@@ -210,10 +107,12 @@ BEGIN
         RAISE EXCEPTION 'column % does not exist', target
             USING ERRCODE = '42703', HINT = 'Name the key column of the table, as \d shows it.';
     END IF;
-    IF atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
+    -- (A domain over one of them too: over bigint it is kept, over a smaller one refused with the
+    -- other columns of domains, convert_blockers.)
+    IF snowflake_internal.convert_base_type(atttypid) NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
         RAISE EXCEPTION 'column % is of type %, not an integer', target, atttypid
-            USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns '
-                  '(serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
+            USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns (or of a domain over them: '
+                  'serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
     END IF;
     kind := snowflake_internal.convert_kind(tbl, attnum);
     IF kind IS NULL THEN
@@ -240,357 +139,10 @@ BEGIN
 END
 $fn$;
 
--- snowflake_internal.convert_targets(tbl, keynum): the columns the conversion's ALTER TABLEs name, in the
--- order it alters them (n): the key column, then every column whose foreign key references it (the
--- constraint of a partitioned table, not its copies on the partitions: the ALTER recurses; of a
--- foreign key on a composite key only the column matching the key) and that is not bigint yet.
--- widen: the column changes type (the key column's default changes even when it does not).
-CREATE FUNCTION snowflake_internal.convert_targets(tbl regclass, keynum int2)
-RETURNS TABLE (n int, relid oid, attnum int2, attname name, widen boolean)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-SELECT (row_number() OVER (ORDER BY t.k, t.conid))::int, t.relid, t.attnum, a.attname, a.atttypid <> 'bigint'::regtype
-FROM (SELECT DISTINCT ON (c.relid, c.attnum) c.* FROM (
-          SELECT 0 AS k, 0::oid AS conid, tbl::oid AS relid, keynum AS attnum
-          UNION ALL
-          SELECT 1, con.oid, con.conrelid, con.conkey[array_position(con.confkey, keynum)] FROM pg_constraint con
-          WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND keynum = ANY (con.confkey)) c
-      ORDER BY c.relid, c.attnum, c.k, c.conid) t
-JOIN pg_attribute a ON a.attrelid = t.relid AND a.attnum = t.attnum
-WHERE t.k = 0 OR a.atttypid <> 'bigint'::regtype
-ORDER BY 1
-$fn$;
-
--- snowflake_internal.convert_reach(tbl, keynum): every relation an ALTER TABLE of the conversion reaches,
--- found as PostgreSQL recurses: the target's table (n of snowflake_convert_targets) and every
--- partition and child of a table inherited from (pg_inherits, recursively, at its level), with the
--- column's number there (a partition or child may number it otherwise).
-CREATE FUNCTION snowflake_internal.convert_reach(tbl regclass, keynum int2)
-RETURNS TABLE (n int, relid oid, attnum int2, attname name, widen boolean, level int)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-WITH RECURSIVE tree(n, relid, attname, widen, level) AS (
-    SELECT t.n, t.relid, t.attname, t.widen, 0 FROM snowflake_internal.convert_targets(tbl, keynum) t
-    UNION
-    SELECT t.n, i.inhrelid, t.attname, t.widen, t.level + 1 FROM tree t JOIN pg_inherits i ON i.inhparent = t.relid
-)
-SELECT DISTINCT ON (t.n, t.relid) t.n, t.relid, a.attnum, a.attname, t.widen, t.level
-FROM tree t JOIN pg_attribute a ON a.attrelid = t.relid AND a.attname = t.attname AND NOT a.attisdropped
-ORDER BY t.n, t.relid, t.level
-$fn$;
-
--- snowflake_internal.convert_views(tbl, keynum): the views that use a widened column, and the views on
--- those views, in the order they are created again (n; dropped in the reverse order): by depth.
-CREATE FUNCTION snowflake_internal.convert_views(tbl regclass, keynum int2)
-RETURNS TABLE (n int, view oid)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-WITH RECURSIVE uses(view, depth) AS (
-    SELECT r.ev_class, 0 FROM snowflake_internal.convert_reach(tbl, keynum) w
-    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid AND d.refobjsubid = w.attnum
-                    AND d.classid = 'pg_rewrite'::regclass
-    JOIN pg_rewrite r ON r.oid = d.objid
-    WHERE w.widen AND r.ev_class <> w.relid
-    UNION ALL
-    SELECT r.ev_class, u.depth + 1 FROM uses u
-    JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = u.view AND d.classid = 'pg_rewrite'::regclass
-    JOIN pg_rewrite r ON r.oid = d.objid
-    WHERE r.ev_class <> u.view
-)
-SELECT (row_number() OVER (ORDER BY max(depth), view::regclass::text))::int, view
-FROM uses GROUP BY view ORDER BY 1
-$fn$;
-
--- snowflake_internal.convert_view_blockers(tbl, col, keynum, recreate_views): the refusals about views, as
--- rows (n: 0 for all of them, else the view's; k: the check) for snowflake_convert_blockers.
-CREATE FUNCTION snowflake_internal.convert_view_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
-RETURNS TABLE (n int, k int, state text, message text, hint text)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-WITH views AS (SELECT * FROM snowflake_internal.convert_views(tbl, keynum))
-SELECT 0, 1, '0A000', format('materialized views or rules use the columns that converting %s.%I widens: %s', tbl, col,
-                             string_agg(c.oid::regclass::text, ', ' ORDER BY c.oid::regclass::text)),
-       'A materialized view would have to be filled again: save its definition (pg_get_viewdef) and indexes, drop it, '
-       'convert, create it again and REFRESH it. A rule: save it (pg_get_ruledef), drop it, convert, create it again.'
-FROM views v JOIN pg_class c ON c.oid = v.view WHERE c.relkind <> 'v' HAVING count(*) > 0
-UNION ALL
-SELECT 0, 2, '2BP01', format('views use the columns that converting %s.%I widens: %s', tbl, col,
-                             string_agg(v.view::regclass::text, ', ' ORDER BY v.n)),
-       'Their types cannot change under a view: recreate_views => true drops the views and creates them again '
-       '(definition, options, owner, privileges, comments) in the same transaction.'
-FROM views v WHERE NOT recreate_views HAVING count(*) > 0
-UNION ALL
--- What stops a view from being dropped and created again, view by view.
-SELECT v.n, 3, '42501', format('permission denied: view %s cannot be created again by %I, who has no CREATE privilege '
-                               'on the schema %I', v.view::regclass, current_user, c.relnamespace::regnamespace::text),
-       'The views are created again by the caller of the conversion and given back to their owners: convert as a role '
-       'that may create them (GRANT CREATE ON SCHEMA ... TO ...), or save, drop and create the view yourself.'
-FROM views v JOIN pg_class c ON c.oid = v.view
-WHERE NOT has_schema_privilege(c.relnamespace, 'CREATE')
-UNION ALL
--- ALTER VIEW ... OWNER TO, run by a role that is not a superuser, gives a view to a role only if the
--- caller itself may SET ROLE to it (PostgreSQL 16 and later; membership on 14 and 15: the current
--- user's, as ALTER ... OWNER TO asks, not the session's) and that role may create in the view's
--- schema.
-SELECT v.n, 7, '42501', format('permission denied: view %s cannot be given back to its owner %I by %I, who may not '
-                               'SET ROLE %I', v.view::regclass, pg_get_userbyid(c.relowner), current_user,
-                               pg_get_userbyid(c.relowner)),
-       format('The views are created again by the caller, as itself, and given back to their owners with ALTER VIEW '
-              '... OWNER TO, which needs the caller to be able to become the owner: convert as %I or as a superuser, or '
-              'GRANT %I TO %I%s.', pg_get_userbyid(c.relowner), pg_get_userbyid(c.relowner), current_user,
-              CASE WHEN current_setting('server_version_num')::int >= 160000 THEN ' WITH SET TRUE' ELSE '' END)
-FROM views v JOIN pg_class c ON c.oid = v.view
-WHERE recreate_views AND c.relkind = 'v' AND pg_get_userbyid(c.relowner) <> current_user
-  AND NOT CASE WHEN current_setting('server_version_num')::int >= 160000
-               THEN pg_has_role(current_user, c.relowner, 'SET') ELSE pg_has_role(current_user, c.relowner, 'MEMBER') END
-UNION ALL
--- ALTER VIEW ... OWNER TO, run by a role that is not a superuser, gives a view to a role only if that
--- role may create in the view's schema.
-SELECT v.n, 6, '42501', format('permission denied: view %s cannot be given back to its owner %I, who has no CREATE '
-                               'privilege on the schema %I', v.view::regclass, pg_get_userbyid(c.relowner),
-                               c.relnamespace::regnamespace::text),
-       format('The views are created again by the caller and given back to their owners with ALTER VIEW ... OWNER TO, '
-              'which needs the owner to have CREATE on the schema unless a superuser runs it: GRANT CREATE ON SCHEMA %I '
-              'TO %I, convert as a superuser, or save, drop and create the view yourself.',
-              c.relnamespace::regnamespace::text, pg_get_userbyid(c.relowner))
-FROM views v JOIN pg_class c ON c.oid = v.view
-WHERE recreate_views AND c.relkind = 'v' AND pg_get_userbyid(c.relowner) <> current_user
-  AND NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
-  AND NOT has_schema_privilege(c.relowner, c.relnamespace, 'CREATE')
-UNION ALL
-SELECT v.n, 4, '0A000', format('view %s has what recreating it would lose: %s', v.view::regclass, b.what),
-       'Save them, drop the view, convert with recreate_views => true, and add them again, in one transaction.'
-FROM views v CROSS JOIN LATERAL (SELECT string_agg(what, ', ') AS what FROM (
-        SELECT format('trigger %I', t.tgname) AS what FROM pg_trigger t WHERE t.tgrelid = v.view
-        UNION ALL SELECT format('rule %I', r.rulename) FROM pg_rewrite r WHERE r.ev_class = v.view AND r.rulename <> '_RETURN'
-        UNION ALL SELECT format('default of column %I', a.attname) FROM pg_attrdef d
-                  JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid = v.view) x) b
-WHERE b.what IS NOT NULL
-UNION ALL
--- What else DROP VIEW would refuse to drop under it (a function's BEGIN ATOMIC body, a policy).
-SELECT v.n, 5, '2BP01', format('view %s cannot be dropped and created again: it is used by %s', v.view::regclass, b.what),
-       'Save their definitions, drop them, convert with recreate_views => true, and create them again, in one transaction.'
-FROM views v CROSS JOIN LATERAL (
-    SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', '
-                      ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid)) AS what
-    FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = v.view AND d.deptype = 'n'
-                       AND d.classid <> 'pg_rewrite'::regclass) b
-WHERE b.what IS NOT NULL
-$fn$;
-
--- snowflake_internal.convert_blockers(tbl, col, keynum, recreate_views): every reason to refuse the
--- conversion, as rows (SQLSTATE, message, hint) in the order they are checked; none: it may run.
-CREATE FUNCTION snowflake_internal.convert_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
-RETURNS TABLE (state text, message text, hint text)
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-WITH reach AS (SELECT * FROM snowflake_internal.convert_reach(tbl, keynum)),
-wide AS (SELECT * FROM reach WHERE widen),
--- Partitions and children of another owner than the table whose ALTER TABLE recurses into them.
-strange AS (SELECT r.*, c.relowner AS owner, p.relid AS parent, pc.relowner AS parent_owner
-            FROM reach r JOIN pg_class c ON c.oid = r.relid
-            JOIN reach p ON p.n = r.n AND p.level = 0 JOIN pg_class pc ON pc.oid = p.relid
-            WHERE r.level > 0 AND c.relowner <> pc.relowner),
-blockers(k, state, objects, message, hint) AS (VALUES
-    (1, '0A000', (SELECT format('foreign key %s on %s references %s.%I, but its column %s.%I is inherited from %s',
-                                con.conname, con.conrelid::regclass, tbl, col, con.conrelid::regclass, a.attname,
-                                (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno)
-                                 FROM pg_inherits WHERE inhrelid = con.conrelid))
-                  FROM pg_constraint con JOIN pg_attribute a ON a.attrelid = con.conrelid
-                                                            AND a.attnum = con.conkey[array_position(con.confkey, keynum)]
-                  WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND keynum = ANY (con.confkey)
-                    AND a.attinhcount > 0 AND a.atttypid <> 'bigint'::regtype
-                  ORDER BY con.conrelid::regclass::text, con.conname LIMIT 1), '%2$s',
-     'An inherited column changes type only with its parent: widen it there first (ALTER TABLE parent ALTER COLUMN ... '
-     'TYPE bigint reaches every partition or child), in the same transaction, then convert.'),
-    (4, '42501', (SELECT string_agg(format('%s (owned by %I, under %s owned by %I)', s.relid::regclass,
-                                           pg_get_userbyid(s.owner), s.parent::regclass, pg_get_userbyid(s.parent_owner)),
-                                    ', ' ORDER BY s.n, s.level, s.relid::regclass::text)
-                  FROM strange s),
-     'permission denied: converting %s alters partitions or children of another owner than their parent: %2$s',
-     'ALTER TABLE ... ALTER COLUMN ... TYPE recurses from a table into its partitions and children as the table''s '
-     'owner, and PostgreSQL lets only their own owner alter them (their constraints and indexes would run with another '
-     'role''s rights). Give them to the owner of their parent (ALTER TABLE ... OWNER TO ...), then convert.'),
-    (5, '0A000', (SELECT string_agg(format('%s (partition key of %s)', quote_ident(w.attname), w.relid::regclass), ', '
-                                    ORDER BY w.relid::regclass::text, w.attnum)
-                  FROM wide w JOIN pg_partitioned_table pt ON pt.partrelid = w.relid
-                  WHERE w.attnum = ANY (pt.partattrs::int2[])),
-     'column %s cannot be widened to bigint: %s',
-     'PostgreSQL cannot change the type of a partition key column: create a table partitioned on a bigint column, copy '
-     'the rows into it (INSERT ... SELECT), and convert that one.'),
-    -- A generated column depends on the columns it uses through its pg_attrdef entry (15+) or
-    -- directly, as a column of the same table (14).
-    (6, '0A000', (SELECT string_agg(format('%s.%I (used by the generated column %I)',
-                                           w.relid::regclass, w.attname, g.attname), ', '
-                                    ORDER BY w.relid::regclass::text, w.attnum, g.attnum)
-                  FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
-                                              AND d.refobjsubid = w.attnum
-                  LEFT JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
-                  JOIN pg_attribute g ON g.attrelid = w.relid AND g.attnum <> w.attnum AND g.attgenerated <> ''
-                       AND g.attinhcount = 0
-                       AND ((d.classid = 'pg_attrdef'::regclass AND ad.adrelid = w.relid AND g.attnum = ad.adnum)
-                            OR (d.classid = 'pg_class'::regclass AND d.objid = w.relid AND g.attnum = d.objsubid))),
-     'generated columns use the columns that converting %s widens: %s',
-     'Drop the generated column, convert, and add it again (ALTER TABLE ... ADD COLUMN ... GENERATED ALWAYS AS (...) '
-     'STORED computes it anew), in one transaction.'),
-    (7, '0A000', (SELECT string_agg(DISTINCT format('%s.%I (used by the policy %I on %s)', w.relid::regclass, w.attname,
-                                                    p.polname, p.polrelid::regclass), ', ')
-                  FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
-                                              AND d.refobjsubid = w.attnum AND d.classid = 'pg_policy'::regclass
-                  JOIN pg_policy p ON p.oid = d.objid),
-     'row-level security policies use the columns that converting %s widens: %s',
-     'Save the policy''s definition (pg_policies), DROP POLICY, convert, and CREATE POLICY again, in one transaction.'),
-    (8, '0A000', (SELECT string_agg(DISTINCT format('%s.%I (used by the trigger %I on %s)', w.relid::regclass, w.attname,
-                                                    t.tgname, t.tgrelid::regclass), ', ')
-                  FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
-                                              AND d.refobjsubid = w.attnum AND d.classid = 'pg_trigger'::regclass
-                  JOIN pg_trigger t ON t.oid = d.objid),
-     'triggers use the columns that converting %s widens in their WHEN condition: %s',
-     'Save the trigger''s definition (pg_get_triggerdef), DROP TRIGGER, convert, and create it again, in one transaction.'),
-    -- The new default is set by the table's owner: it names snowflake_nextval() in its schema.
-    (9, '42501', (SELECT format('%I has no USAGE on the schema %I', pg_get_userbyid(c.relowner), e.extnamespace::regnamespace::text)
-                  FROM pg_class c, pg_extension e
-                  WHERE c.oid = tbl AND e.extname = 'pg_snowflake' AND NOT has_schema_privilege(c.relowner, e.extnamespace, 'USAGE')),
-     'permission denied: the owner of %s cannot name snowflake_nextval(): %s',
-     'The new default is set by the table''s owner, and every role that inserts runs it: GRANT USAGE ON SCHEMA (the '
-     'extension''s) to the owner and to those roles, and GRANT EXECUTE ON FUNCTION snowflake_nextval() to the roles that '
-     'insert, then convert.')
-)
-SELECT state, message, hint FROM (
-    SELECT 0 AS n, b.k, b.state, format(b.message, tbl::text || '.' || quote_ident(col), b.objects, current_user) AS message,
-           b.hint
-    FROM blockers b WHERE b.objects IS NOT NULL
-    UNION ALL
-    SELECT 1 + v.n, v.k, v.state, v.message, v.hint
-    FROM snowflake_internal.convert_view_blockers(tbl, col, keynum, recreate_views) v) b
-ORDER BY n, k
-$fn$;
-
--- snowflake_internal.convert_view_ddl(v): the DDL that creates the view v again as it is, run by the
--- caller of the conversion as itself: its definition and options; the privileges its owner had
--- revoked from itself, revoked again; its privileges (on it and its columns), granted by the caller
--- while it owns the new view (GRANT cannot name another grantor: every grant's grantor becomes the
--- owner when the view is given to it, as a privilege granted by a role that held it WITH GRANT
--- OPTION is granted again by the owner); its comments; and last, the view given to its owner (ALTER
--- VIEW ... OWNER TO, which moves the caller's grants and its own privileges to the owner: a caller
--- who may SET ROLE to the owner but has none of its privileges, INHERIT FALSE, could not grant
--- once the owner has it).
-CREATE FUNCTION snowflake_internal.convert_view_ddl(v regclass)
-RETURNS SETOF text
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-SELECT ddl FROM (
-    SELECT 1 AS k, 0 AS attnum, '' AS grantee, false AS grantable,
-           format('CREATE VIEW %s%s AS %s', v, (SELECT ' WITH (' || string_agg(format('%s=%L', split_part(o, '=', 1),
-                                                       substr(o, strpos(o, '=') + 1)), ', ') || ')' FROM unnest(c.reloptions) o),
-                  rtrim(pg_get_viewdef(v), ';')) AS ddl
-    FROM pg_class c WHERE c.oid = v
-    UNION ALL
-    -- The owner's own privileges that it had revoked (a NULL ACL is the default: it has them all).
-    SELECT 2, 0, '', false, format('REVOKE %s ON %s FROM CURRENT_USER', string_agg(p.privilege, ', ' ORDER BY p.privilege), v)
-    FROM pg_class c, unnest(ARRAY['DELETE', 'INSERT', 'REFERENCES', 'SELECT', 'TRIGGER', 'TRUNCATE', 'UPDATE']
-                            || CASE WHEN current_setting('server_version_num')::int >= 170000
-                                    THEN ARRAY['MAINTAIN'] ELSE ARRAY[]::text[] END) AS p(privilege)
-    WHERE c.oid = v AND c.relacl IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM aclexplode(c.relacl) a
-                      WHERE a.grantee = c.relowner AND a.grantor = c.relowner AND a.privilege_type = p.privilege)
-    GROUP BY c.oid HAVING count(*) > 0
-    UNION ALL
-    SELECT 3, g.attnum, pg_get_userbyid(g.grantee), g.is_grantable,
-           format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
-                  CASE WHEN g.attname IS NULL THEN '' ELSE format(' (%I)', g.attname) END, v,
-                  CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END,
-                  CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
-    FROM (SELECT NULL::name AS attname, 0 AS attnum, a.* FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = v
-          UNION ALL
-          SELECT at.attname, at.attnum, a.* FROM pg_attribute at, aclexplode(at.attacl) a
-          WHERE at.attrelid = v AND at.attnum > 0) g
-    WHERE g.grantee <> (SELECT relowner FROM pg_class WHERE oid = v)
-    GROUP BY g.attnum, g.attname, g.grantee, g.is_grantable
-    UNION ALL
-    SELECT 4, 0, '', false, format('COMMENT ON VIEW %s IS %L', v, obj_description(v, 'pg_class'))
-    WHERE obj_description(v, 'pg_class') IS NOT NULL
-    UNION ALL
-    SELECT 5, a.attnum, '', false, format('COMMENT ON COLUMN %s.%I IS %L', v, a.attname, col_description(v, a.attnum))
-    FROM pg_attribute a WHERE a.attrelid = v AND a.attnum > 0 AND col_description(v, a.attnum) IS NOT NULL
-    UNION ALL
-    SELECT 6, 0, '', false, format('ALTER VIEW %s OWNER TO %I', v, pg_get_userbyid(c.relowner))
-    FROM pg_class c WHERE c.oid = v) d
-ORDER BY k, attnum, grantee, grantable
-$fn$;
-
--- snowflake_internal.convert_above(tbl, col, kind, issue): refuses (22003) a column whose largest value is
--- not below the first id this server would give it (snowflake_convert_floor), with the fix.
-CREATE FUNCTION snowflake_internal.convert_above(tbl regclass, col name, kind text, issue boolean) RETURNS void
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    f record;
-BEGIN
-    SELECT * INTO f FROM snowflake_internal.convert_floor(tbl, col, kind, issue);
-    IF f.max_id >= f.first_id THEN
-        RAISE EXCEPTION 'column %.% holds ids up to %, not below %, the first id this server would give it',
-                tbl, quote_ident(col), f.max_id, f.first_id
-            USING ERRCODE = '22003', HINT = f.hint;
-    END IF;
-END
-$fn$;
-
--- snowflake_internal.convert_statements(tbl, col, keynum, identity, seq, drop_sequence): every
--- statement of the conversion, in order (n), with the relation it touches, the role it runs as
--- and how: an action of snowflake_internal.as_owner() on that relation (and column), run as its
--- owner, which builds the statement itself (shown here by snowflake_internal.owner_statement(),
--- the same builder); or, with no action, DDL that the caller runs as itself (the views created
--- again, given back to their owners, their privileges and comments: text made here from the
--- catalog, which parses a view's definition and runs none of its functions). In order: the key's
--- default or identity dropped, its sequence dropped (or let go), the views dropped deepest first,
--- the columns widened, the key's new default, the views created shallowest first.
-CREATE FUNCTION snowflake_internal.convert_statements(tbl regclass, col name, keynum int2, identity boolean,
-                                                      seq regclass, drop_sequence boolean)
-RETURNS TABLE (n int, relid oid, owner oid, action text, attname name, statement text)
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-SELECT (row_number() OVER (ORDER BY s.k, s.i))::int, s.relid,
-       CASE WHEN s.action IS NULL THEN (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) ELSE c.relowner END,
-       s.action, s.attname,
-       coalesce(s.ddl, snowflake_internal.owner_statement(s.action, s.relid, s.attname)) FROM (
-    SELECT 1 AS k, 0::bigint AS i, tbl::oid AS relid, CASE WHEN identity THEN 'drop_identity' ELSE 'drop_default' END AS action,
-           col AS attname, NULL::text AS ddl
-    UNION ALL
-    -- (An identity's own sequence goes with it. Others go, or are let go, before any type changes:
-    -- Citus refuses ALTER COLUMN TYPE on a column that owns a sequence.)
-    SELECT 2, 0, seq, CASE WHEN drop_sequence THEN 'drop_sequence' ELSE 'disown_sequence' END, NULL, NULL
-    WHERE NOT identity AND seq IS NOT NULL
-    UNION ALL
-    SELECT 3, -v.n, v.view, 'drop_view', NULL, NULL
-    FROM snowflake_internal.convert_views(tbl, keynum) v
-    UNION ALL
-    SELECT 4, t.n, t.relid, 'widen', t.attname, NULL
-    FROM snowflake_internal.convert_targets(tbl, keynum) t WHERE t.widen
-    UNION ALL
-    SELECT 5, 0, tbl, 'set_default', col, NULL
-    UNION ALL
-    -- (Created again by the caller and given back to their owner, as before the conversion: parsing
-    -- a view's definition runs no code of its functions, and its owner may have no CREATE
-    -- privilege on its schema.)
-    SELECT 6, v.n * 1000000 + x.k, v.view, NULL, NULL, x.d
-    FROM snowflake_internal.convert_views(tbl, keynum) v,
-         LATERAL snowflake_internal.convert_view_ddl(v.view::regclass) WITH ORDINALITY AS x(d, k)) s
-JOIN pg_class c ON c.oid = s.relid
-ORDER BY 1
-$fn$;
-
 -- snowflake_convert_column: see the top of this file.
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true,
-                                         drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
+                                         drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false,
+                                         subscribers_widened boolean DEFAULT false)
 RETURNS SETOF text
 LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
@@ -606,53 +158,90 @@ DECLARE
     actions text[];
     cols name[];
     statements text[];
+    locked oid[];
+    wanted record;
+    more boolean;
+    first_id bigint;
+    widened text;
 BEGIN
-    SELECT * INTO key FROM snowflake_internal.convert_key(tbl, col);
-    FOR b IN SELECT * FROM snowflake_internal.convert_blockers(tbl, col, key.attnum, recreate_views) LOOP
-        RAISE EXCEPTION USING ERRCODE = b.state, MESSAGE = b.message, HINT = b.hint;
-    END LOOP;
-    -- A sequence it would drop that other defaults still use: refused, rather than half-way.
-    seq := pg_get_serial_sequence(tbl::text, col);
-    IF drop_sequence AND key.attidentity = '' AND seq IS NOT NULL THEN
-        SELECT string_agg(format('%s.%I', ad.adrelid::regclass, a.attname), ', '
-                          ORDER BY ad.adrelid::regclass::text, a.attname) INTO users
-        FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
-        JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
-        WHERE d.classid = 'pg_attrdef'::regclass AND d.refclassid = 'pg_class'::regclass
-          AND d.refobjid = seq::regclass
-          -- (the column's own default, and its copies on the partitions and children, go with it)
-          AND NOT EXISTS (SELECT 1 FROM snowflake_internal.convert_reach(tbl, key.attnum) r
-                          WHERE r.n = 1 AND r.relid = ad.adrelid AND r.attnum = ad.adnum);
-        IF users IS NOT NULL THEN
-            RAISE EXCEPTION 'sequence % of %.% is the default of other columns too: %', seq, tbl, quote_ident(col), users
-                USING ERRCODE = '2BP01', HINT = 'Keep it with drop_sequence => false (no column owns it then), or '
-                      'convert those columns first.';
+    PERFORM snowflake_internal.convert_isolation();
+    locked := '{}';
+    -- Planned and checked as the catalogs are; to run, planned and checked again once what it
+    -- reaches is locked (below), until nothing new came in meanwhile.
+    LOOP
+        SELECT * INTO key FROM snowflake_internal.convert_key(tbl, col);
+        FOR b IN SELECT * FROM snowflake_internal.convert_blockers(tbl, col, key.attnum, recreate_views,
+                                                                   subscribers_widened) LOOP
+            RAISE EXCEPTION USING ERRCODE = b.state, MESSAGE = b.message, HINT = b.hint;
+        END LOOP;
+        -- A sequence it would drop (or that DROP IDENTITY drops) that something else still uses:
+        -- refused, rather than half-way.
+        seq := pg_get_serial_sequence(tbl::text, col);
+        IF seq IS NOT NULL AND (drop_sequence OR key.attidentity <> '') THEN
+            users := snowflake_internal.convert_sequence_users(tbl, key.attnum, seq::regclass);
+            IF users IS NOT NULL THEN
+                RAISE EXCEPTION 'sequence % of %.% is used by other objects too: %', seq, tbl, quote_ident(col), users
+                    USING ERRCODE = '2BP01', HINT = CASE WHEN key.attidentity <> ''
+                          THEN 'An identity''s sequence goes with it (DROP IDENTITY): make them use another sequence, or '
+                               'drop them, or convert those columns first; then convert.'
+                          ELSE 'Keep it with drop_sequence => false (no column owns it then), or make them use another '
+                               'sequence, or convert those columns first.' END;
+            END IF;
         END IF;
-    END IF;
-    -- Every statement, planned in full before the first runs (the views are read before they are
-    -- dropped); each runs as the owner of what it touches: the caller must be able to become each
-    -- owner (SET ROLE), the one rule of snowflake_internal.as_owner(), asked here first
-    -- (snowflake_internal.missing_grant()) so that a refusal comes before anything runs.
-    SELECT array_agg(s.relid ORDER BY s.n), array_agg(s.action ORDER BY s.n), array_agg(s.attname ORDER BY s.n),
-           array_agg(s.statement ORDER BY s.n),
-           string_agg(DISTINCT format('%s (owned by %I)', s.relid::regclass, pg_get_userbyid(s.owner)), ', ')
-               FILTER (WHERE snowflake_internal.missing_grant(s.owner) IS NOT NULL),
-           string_agg(DISTINCT snowflake_internal.missing_grant(s.owner), '; ')
-    INTO rels, actions, cols, statements, foreign_owners, grants
-    FROM snowflake_internal.convert_statements(tbl, col, key.attnum, key.attidentity <> '', seq::regclass,
-                                               drop_sequence) s;
-    IF foreign_owners IS NOT NULL THEN
-        RAISE EXCEPTION 'permission denied: converting %.% runs statements as owners that % may not become (SET ROLE): %',
-                tbl, quote_ident(col), session_user, foreign_owners
-            USING ERRCODE = '42501', HINT = 'Each statement runs as the owner of what it alters (restricted, as VACUUM '
-                  'and ANALYZE run table code), only for a caller that could become that owner itself (SET ROLE; its '
-                  'privileges alone, INHERIT, are not enough): convert as a role that may become them all (a superuser '
-                  'may), or ' || grants || ', or have the owners of the other referencing tables widen their columns '
-                  'first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.';
-    END IF;
+        -- Every statement, planned in full before the first runs (the views are read before they
+        -- are dropped); each runs as the owner of what it touches, and so do the locks and the
+        -- CHECKs evaluated at a new id: the caller must be able to become each owner (SET ROLE),
+        -- the one rule of snowflake_internal.as_owner(), asked here first
+        -- (snowflake_internal.missing_grant()) so that a refusal comes before anything runs.
+        SELECT array_agg(s.relid ORDER BY s.n), array_agg(s.action ORDER BY s.n), array_agg(s.attname ORDER BY s.n),
+               array_agg(s.statement ORDER BY s.n)
+        INTO rels, actions, cols, statements
+        FROM snowflake_internal.convert_statements(tbl, col, key.attnum, key.attidentity <> '', seq::regclass,
+                                                   drop_sequence) s;
+        SELECT string_agg(DISTINCT format('%s (owned by %I)', o.relid::regclass, pg_get_userbyid(o.owner)), ', ')
+                   FILTER (WHERE snowflake_internal.missing_grant(o.owner) IS NOT NULL),
+               string_agg(DISTINCT snowflake_internal.missing_grant(o.owner), '; ')
+        INTO foreign_owners, grants
+        FROM (SELECT s.relid, s.owner FROM snowflake_internal.convert_statements(tbl, col, key.attnum,
+                                                 key.attidentity <> '', seq::regclass, drop_sequence) s
+              WHERE s.action IS NOT NULL
+              UNION
+              SELECT h.relid, c.relowner FROM snowflake_internal.convert_holders(tbl, key.attnum) h
+              JOIN pg_class c ON c.oid = h.relid WHERE h.level = 0 AND (h.widen OR h.referenceable)
+              UNION
+              SELECT k.relid, c.relowner FROM snowflake_internal.convert_checked(tbl, key.attnum) k
+              JOIN pg_class c ON c.oid = k.relid) o;
+        IF foreign_owners IS NOT NULL THEN
+            RAISE EXCEPTION 'permission denied: converting %.% runs statements as owners that % may not become (SET ROLE): %',
+                    tbl, quote_ident(col), session_user, foreign_owners
+                USING ERRCODE = '42501', HINT = 'Each statement runs as the owner of what it alters (restricted, as VACUUM '
+                      'and ANALYZE run table code), only for a caller that could become that owner itself (SET ROLE; its '
+                      'privileges alone, INHERIT, are not enough): convert as a role that may become them all (a superuser '
+                      'may), or ' || grants || ', or have the owners of the other referencing tables widen their columns '
+                      'first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.';
+        END IF;
+        EXIT WHEN dry_run;
+        -- Lock the table (no row comes in, no foreign key is added to it, until the transaction ends)
+        -- and what will hold the key's values: the tables it widens (ACCESS EXCLUSIVE, as their
+        -- ALTER TABLE will), those it does not but a foreign key could reference (SHARE UPDATE
+        -- EXCLUSIVE: read and written meanwhile, but no foreign key added to them). Then plan and
+        -- check again, as the catalogs are once locked (READ COMMITTED: convert_isolation): a
+        -- foreign key added while it waited brings new columns to lock; until nothing new comes.
+        more := false;
+        FOR wanted IN SELECT h.relid, bool_or(h.widen) OR h.relid = tbl AS exclusive
+                      FROM snowflake_internal.convert_holders(tbl, key.attnum) h
+                      WHERE h.level = 0 AND (h.widen OR h.referenceable OR h.relid = tbl) AND h.relid <> ALL (locked)
+                      GROUP BY h.relid ORDER BY h.relid <> tbl, min(h.depth), h.relid::regclass::text LOOP
+            PERFORM snowflake_internal.as_owner(CASE WHEN wanted.exclusive THEN 'lock' ELSE 'hold' END, wanted.relid);
+            locked := locked || wanted.relid;
+            more := true;
+        END LOOP;
+        EXIT WHEN NOT more;
+    END LOOP;
     -- New ids above the old: checked against the clock first (no refusal below suggests a default
-    -- that would go below), then, to run, against an id issued with the table locked.
-    PERFORM snowflake_internal.convert_above(tbl, col, key.kind, false);
+    -- that would go below), then, to run, against an id issued with the table locked; and each
+    -- CHECK of a column that will hold them evaluated at that first id.
+    first_id := snowflake_internal.convert_above(tbl, col, key.kind, false);
     -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
     PERFORM snowflake_internal.convert_citus_check(tbl, col,
         ARRAY(SELECT t.relid FROM snowflake_internal.convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n),
@@ -660,11 +249,13 @@ BEGIN
     IF NOT dry_run THEN
         -- Refuse before changing anything if this server cannot make ids, or would make them below
         -- the column's: no row comes in meanwhile.
-        PERFORM snowflake_internal.as_owner('lock', tbl);
-        PERFORM snowflake_internal.convert_above(tbl, col, key.kind, true);
+        first_id := snowflake_internal.convert_above(tbl, col, key.kind, true);
     END IF;
+    PERFORM snowflake_internal.convert_checks(tbl, key.attnum, first_id);
+    widened := (SELECT string_agg(format('%s.%I', t.relid::regclass, t.attname), ', ' ORDER BY t.n)
+                FROM snowflake_internal.convert_targets(tbl, key.attnum) t WHERE t.widen);
     FOR i IN 1 .. cardinality(statements) LOOP
-        IF dry_run THEN
+        IF dry_run OR left(statements[i], 3) = '-- ' THEN
             NULL;
         ELSIF actions[i] IS NULL THEN
             EXECUTE statements[i];
@@ -673,54 +264,13 @@ BEGIN
         END IF;
         RETURN NEXT statements[i];
     END LOOP;
-END
-$fn$;
-
--- snowflake_internal.convert_citus_check(tbl, col, rels, cols): a helper of snowflake_convert_column(). When
--- Citus is installed, it refuses what Citus's DDL propagation would refuse half-way: Citus cannot
--- change a distribution column's default or type ("cannot execute ALTER TABLE command involving
--- partition column"), so neither tbl.col (its default changes) nor any column it widens (rels,
--- cols) may be the distribution column of a distributed table (reference tables and Citus local
--- tables have none); and Citus cannot drop an identity ("alter table command is currently
--- unsupported"), nor undistribute a table that has one, so an identity column of any Citus table
--- is refused too, with the way that works. Without Citus it does nothing.
-CREATE FUNCTION snowflake_internal.convert_citus_check(tbl regclass, col name, rels oid[], cols name[]) RETURNS void
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    d record;
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
-        RETURN;
-    END IF;
-    FOR d IN EXECUTE $q$
-        SELECT DISTINCT w.relid::regclass::text AS relid, w.attname, w.relid = $3 AS is_tbl
-        FROM unnest($1, $2) AS w(relid, attname) JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = w.relid
-        WHERE p.partkey IS NOT NULL AND pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) = w.attname
-        ORDER BY 3 DESC, 1$q$
-        USING ARRAY[tbl::oid] || rels, ARRAY[col] || cols, tbl::oid
-    LOOP
-        RAISE EXCEPTION '%', CASE WHEN d.is_tbl
-                THEN format('column %s.%I is the distribution column of the Citus table %s', tbl, col, d.relid)
-                ELSE format('converting %s.%I would widen %s.%I, the distribution column of the Citus table %s',
-                            tbl, col, d.relid, d.attname, d.relid) END
-            USING ERRCODE = '0A000', HINT = format('Citus cannot change a distribution column''s type or default '
-                '(cannot execute ALTER TABLE command involving partition column), and alter_distributed_table() cannot '
-                'either. Undistribute the table, convert, and distribute it again, in one transaction: '
-                'SELECT undistribute_table(%1$L); %2$s SELECT create_distributed_table(%1$L, %3$L); (undistribute_table '
-                'moves its rows to the coordinator, and needs cascade_via_foreign_keys => true when foreign keys link it '
-                'to other Citus tables: distribute those again too).',
-                d.relid, format('SELECT snowflake_convert_column(%L, %L, dry_run => false);', tbl::text, col), d.attname);
-    END LOOP;
-    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attidentity <> '')
-       AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = tbl) THEN
-        RAISE EXCEPTION 'column %.% is an identity column of the Citus table %', tbl, quote_ident(col), tbl
-            USING ERRCODE = '0A000', HINT = format('Citus cannot drop an identity (alter table command is currently '
-                'unsupported), and undistribute_table() refuses a table with one. Create a new table with %1$I bigint '
-                'DEFAULT snowflake_nextval() (CREATE TABLE new (LIKE %2$s INCLUDING ALL EXCLUDING IDENTITY), then ALTER '
-                'COLUMN %1$I SET DEFAULT), distribute it as %2$s is, copy the rows (INSERT ... SELECT), drop %2$s and '
-                'rename the new table, in one transaction; foreign keys and views on %2$s are yours to move.', col, tbl);
+    -- Sessions that prepared statements or compiled PL/pgSQL before the commit keep the old types.
+    IF NOT dry_run AND widened IS NOT NULL THEN
+        RAISE NOTICE 'converted %.%; these columns are bigint now: %', tbl, quote_ident(col), widened
+            USING HINT = 'Sessions that prepared statements using them before this transaction commits fail ("cached '
+                  'plan must not change result type") until they prepare them again, and PL/pgSQL functions they '
+                  'compiled keep the old types (%TYPE, row variables) until they end: reconnect them (restart the '
+                  'application''s pool), or DEALLOCATE the prepared statements.';
     END IF;
 END
 $fn$;
@@ -760,15 +310,15 @@ FROM cols c WHERE c.kind IS NOT NULL
 ORDER BY 1
 $fn$;
 
--- snowflake_convert_all(dry_run, drop_sequence, recreate_views): snowflake_convert_column() on
--- every column of snowflake_internal.convert_candidates(), in its order, in the caller's
+-- snowflake_convert_all(dry_run, drop_sequence, recreate_views, subscribers_widened):
+-- snowflake_convert_column() on every column of snowflake_internal.convert_candidates(), in its order, in the caller's
 -- transaction. Returns a row per column: what gave it its values (kind), its largest value, its
 -- verdict (converts, or the SQLSTATE, message and hint of its refusal) and its statements. A dry
 -- run (the default) is a plan, never an error: every column is tried as a dry run and gets its
 -- row. A real run is all or nothing: if any column is refused, it raises one error listing every
 -- refusal (with the SQLSTATE of the first) and nothing is converted.
 CREATE FUNCTION snowflake_convert_all(dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true,
-                                      recreate_views boolean DEFAULT false)
+                                      recreate_views boolean DEFAULT false, subscribers_widened boolean DEFAULT false)
 RETURNS TABLE (table_name regclass, column_name name, kind text, max_id bigint, converts boolean,
                error_code text, message text, hint text, statements text[])
 LANGUAGE plpgsql VOLATILE STRICT
@@ -790,8 +340,11 @@ BEGIN
         hint := NULL;
         BEGIN
             max_id := (SELECT f.max_id FROM snowflake_internal.convert_floor(table_name, column_name, kind, false) f);
-            statements := ARRAY(SELECT @extschema@.snowflake_convert_column(table_name, column_name, true,
-                                                                            drop_sequence, recreate_views));
+            -- (Without the note on pgEdge defaults left on other columns: this converts them all.)
+            statements := ARRAY(SELECT s FROM @extschema@.snowflake_convert_column(table_name, column_name, true,
+                                                                                   drop_sequence, recreate_views,
+                                                                                   subscribers_widened) s
+                                WHERE s NOT LIKE '-- pgEdge''s snowflake.nextval() stays %');
             converts := true;
         EXCEPTION WHEN others THEN
             GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, error_code = RETURNED_SQLSTATE, hint = PG_EXCEPTION_HINT;
@@ -830,8 +383,10 @@ BEGIN
         error_code := NULL;
         message := NULL;
         hint := NULL;
-        statements := ARRAY(SELECT @extschema@.snowflake_convert_column(table_name, column_name, false,
-                                                                        drop_sequence, recreate_views));
+        statements := ARRAY(SELECT s FROM @extschema@.snowflake_convert_column(table_name, column_name, false,
+                                                                               drop_sequence, recreate_views,
+                                                                               subscribers_widened) s
+                            WHERE s NOT LIKE '-- pgEdge''s snowflake.nextval() stays %');
         RETURN NEXT;
     END LOOP;
 END

@@ -9,11 +9,16 @@
 # security-restricted operation, sql_api/as_owner.rs) her code runs as mallory or not at all, and
 # she never becomes superuser; with it switched off (the test builds' snowflake.fault_run_as_caller,
 # the negative control) the same calls run her code as the superuser wherever PostgreSQL runs it.
-# The vectors PostgreSQL never runs during a conversion (triggers, constraint triggers, rules, row
-# security policies, other columns' defaults, a generated column that does not use the key,
-# statistics, a view, a domain) show "none" either way. Partitions and children of another owner are
-# refused (42501): their control is the recursive ALTER TABLE run as the parent's owner, restricted.
+# The conversion itself runs her CHECKs on the key and on a referencing column, and her domain's
+# CHECK on a referencing bigint column, at the first new id, dry runs included (issue 60: a new id
+# a CHECK refuses is refused up front). The vectors PostgreSQL never runs during a conversion
+# (triggers, constraint triggers, rules, row security policies, other columns' defaults, a
+# generated column that does not use the key, statistics, a view) show "none" either way; a
+# referencing column of her domain over int is refused (0A000: widening it would drop the domain).
+# Partitions and children of another owner are refused (42501): their control is the recursive
+# ALTER TABLE run as the parent's owner, restricted.
 # A custom btree operator class cannot be planted: only a superuser creates one.
+export PGOPTIONS="-c client_min_messages=warning"
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster main
 q() { psql_on main -X -A -F '|' --pset footer=off -v ON_ERROR_STOP=1 "$@"; }
@@ -25,8 +30,10 @@ q -q -d attacks <<'SQL'
 CREATE SCHEMA snowflake;
 CREATE EXTENSION pg_snowflake SCHEMA snowflake;
 ALTER DATABASE attacks SET search_path = public, snowflake;
--- (The owner of a converted table names snowflake_nextval() in its default.)
+-- (The owner of a converted table names snowflake_nextval() in its default, and runs it when she
+-- inserts.)
 GRANT USAGE ON SCHEMA snowflake TO mallory;
+GRANT EXECUTE ON FUNCTION snowflake.snowflake_nextval() TO mallory;
 CREATE SCHEMA mallory AUTHORIZATION mallory;
 GRANT USAGE ON SCHEMA mallory TO PUBLIC;
 SET ROLE mallory;
@@ -50,6 +57,7 @@ BEGIN PERFORM mallory.escalate(); RETURN 1; END $$;
 CREATE FUNCTION mallory.evil_row() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN PERFORM mallory.escalate(); RETURN NEW; END $$;
 CREATE DOMAIN mallory.checked AS int CHECK (mallory.evil(VALUE));
+CREATE DOMAIN mallory.checked_big AS bigint CHECK (mallory.evil(VALUE));
 -- The issue's cast: an enum key whose default a nextval() behind an assignment cast hides.
 CREATE TYPE mallory.e AS ENUM ('a');
 CREATE FUNCTION mallory.to_e(bigint) RETURNS mallory.e IMMUTABLE LANGUAGE sql AS $$SELECT 'a'::mallory.e$$;
@@ -133,6 +141,7 @@ vector generated_column mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY 
 vector statistics mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY, other int); CREATE STATISTICS mallory.evil ON (mallory.evil(id)), other FROM mallory.t; INSERT INTO mallory.t (other) VALUES (1)"
 vector view mallory.t "" "CREATE TABLE mallory.t (id serial PRIMARY KEY); INSERT INTO mallory.t DEFAULT VALUES; CREATE VIEW mallory.v AS SELECT id, mallory.evil(id) AS ok FROM mallory.t"
 vector domain t_domain "CREATE TABLE t_domain (id serial PRIMARY KEY); INSERT INTO t_domain DEFAULT VALUES; GRANT REFERENCES, SELECT ON t_domain TO mallory" "CREATE TABLE mallory.refs (t_domain_id mallory.checked REFERENCES t_domain); INSERT INTO mallory.refs VALUES (1)"
+vector domain_bigint t_domain "CREATE TABLE t_domain (id serial PRIMARY KEY); INSERT INTO t_domain DEFAULT VALUES; GRANT REFERENCES, SELECT ON t_domain TO mallory" "CREATE TABLE mallory.refs (t_domain_id mallory.checked_big REFERENCES t_domain); INSERT INTO mallory.refs VALUES (1)"
 vector inheritance_child parent "CREATE TABLE parent (id serial PRIMARY KEY); CREATE TABLE child () INHERITS (parent); ALTER TABLE child OWNER TO mallory" "INSERT INTO child VALUES (1); ALTER TABLE child ADD CHECK (mallory.evil(id))"
 vector partition parted "CREATE TABLE parted (id serial, region text, PRIMARY KEY (id, region)) PARTITION BY LIST (region); CREATE TABLE parted_eu (id int NOT NULL, region text NOT NULL); ALTER TABLE parted_eu OWNER TO mallory; ALTER TABLE parted ATTACH PARTITION parted_eu FOR VALUES IN ('eu')" "ALTER TABLE parted_eu ADD CHECK (mallory.evil(id)); INSERT INTO parted_eu VALUES (1, 'eu')"
 echo "== partitions and children of another owner: what the refusal prevents (the recursive ALTER TABLE as the parent's owner, restricted)"

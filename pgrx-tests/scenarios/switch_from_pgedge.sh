@@ -27,6 +27,14 @@
 #    that another column's default uses. Last, a negative control: with the guard switched off
 #    (in a transaction rolled back), a refused conversion goes through and the next id is below
 #    the old ones.
+# 5. One table at a time (issue 60): two tables on pgEdge's default, each with its own sequence;
+#    converting one, the plan names the other, whose pgEdge ids and the converted table's new ids
+#    may be equal (pgEdge's ids are unique per sequence): pairs of rows in one millisecond find
+#    equal ids while it keeps pgEdge's default, none once snowflake_convert_all() has converted it.
+# 6. Under load: a pgEdge column whose largest value is 800 ms ahead of this clock, of count 4095,
+#    converted while a loop inserts into it: the dry run passes, the real run waits for the clock
+#    to pass it (no refusal, every row kept, the next id above them all); negative control (rolled
+#    back): with no wait (convert_wait_limit() = 0, the check before), refused (22003).
 export PGOPTIONS="-c client_min_messages=warning"
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 5" "snowflake.node = 5"
 start_cluster main
@@ -166,9 +174,77 @@ echo "negative control: the guard switched off (in a transaction rolled back), t
 q -At <<'SQL'
 BEGIN;
 CREATE OR REPLACE FUNCTION snowflake_internal.convert_above(tbl regclass, col name, kind text, issue boolean)
-RETURNS void LANGUAGE sql AS $$ SELECT $$;
+RETURNS bigint LANGUAGE sql AS $$ SELECT NULL::bigint $$;
 SELECT count(*) > 0 AS converted FROM snowflake_convert_column('high', 'id', dry_run => false);
 INSERT INTO high DEFAULT VALUES RETURNING id < 9 * (1::bigint << 58) AS new_id_below_old;
 ROLLBACK;
 SQL
 
+
+echo "-- 5. one table at a time (issue 60): which uniqueness holds while pgEdge defaults remain"
+# Two tables on pgEdge's default, each with a sequence of its own (pgEdge's ids are unique per
+# sequence: each counts on its own). Converting one leaves the other's: the plan names it.
+q <<'SQL' >/dev/null
+DROP TABLE huge, high, plain_low, plain_high, named, shared_b, shared_a;
+CREATE SEQUENCE snowflake.a_seq;
+CREATE SEQUENCE snowflake.b_seq;
+CREATE TABLE a_items (id bigint PRIMARY KEY DEFAULT snowflake.nextval('snowflake.a_seq'), note text);
+CREATE TABLE b_items (id bigint PRIMARY KEY DEFAULT snowflake.nextval('snowflake.b_seq'), note text);
+INSERT INTO a_items (note) SELECT 'old' FROM generate_series(1, 10);
+INSERT INTO b_items (note) SELECT 'old' FROM generate_series(1, 10);
+-- pairs(n): n times, in a millisecond of its own, a row into each table, b_items' count at 0 as
+-- this server's sequence is at a millisecond's first id; how many pairs had equal ids.
+CREATE FUNCTION pairs(n int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE a bigint; b bigint; equal int := 0;
+BEGIN
+    FOR i IN 1 .. n LOOP
+        PERFORM setval('snowflake.b_seq', 4096 * (i + 1000), false);
+        PERFORM pg_sleep(0.002);
+        INSERT INTO a_items (note) VALUES ('pair') RETURNING id INTO a;
+        INSERT INTO b_items (note) VALUES ('pair') RETURNING id INTO b;
+        IF a = b THEN equal := equal + 1; END IF;
+    END LOOP;
+    RETURN equal;
+END $$;
+SQL
+q -At -c "SELECT * FROM snowflake_convert_column('a_items', 'id')" | stable
+q -c "SELECT count(*) AS statements FROM snowflake_convert_column('a_items', 'id', dry_run => false)"
+echo "equal ids across the two tables while b_items keeps pgEdge's default: $(q -At -c "SELECT CASE WHEN pairs(50) > 0 THEN 'found' ELSE 'none' END")"
+q -c "SELECT table_name, column_name, kind, cardinality(statements) AS statements FROM snowflake_convert_all(dry_run => false)"
+before=$(q -At -c "SELECT max(id) FROM (SELECT id FROM a_items UNION ALL SELECT id FROM b_items) x")
+echo "equal ids across the two tables once both are converted: $(q -At -c "SELECT CASE WHEN pairs(50) > 0 THEN 'found' ELSE 'none' END")"
+q -c "SELECT count(*) AS new_ids, count(DISTINCT id) AS distinct_ids FROM (SELECT id FROM a_items UNION ALL SELECT id FROM b_items) x WHERE id > $before"
+
+echo "-- 6. under load: the largest value of a pgEdge column a little ahead of this clock is waited for, not refused"
+# c_items takes pgEdge ids from a loop of single-row inserts while it is converted, and holds one
+# 800 ms ahead of this server's clock, of count 4095 (a node whose clock is ahead, or this very
+# millisecond's last count): the dry run passes, the real run waits for the clock to pass it.
+# Negative control (rolled back): with no wait (snowflake_internal.convert_wait_limit() = 0, the
+# check before), refused.
+q <<'SQL' >/dev/null
+CREATE SEQUENCE snowflake.c_seq;
+CREATE TABLE c_items (id bigint PRIMARY KEY DEFAULT snowflake.nextval('snowflake.c_seq'), note text);
+INSERT INTO c_items (note) SELECT 'old' FROM generate_series(1, 100);
+SQL
+ahead="INSERT INTO c_items VALUES (snowflake.compose(clock_timestamp() + interval '800 ms', 5, 4095), 'ahead')"
+q -At <<SQL | stable
+BEGIN;
+CREATE OR REPLACE FUNCTION snowflake_internal.convert_wait_limit() RETURNS interval LANGUAGE sql AS \$\$ SELECT interval '0' \$\$;
+$ahead;
+SELECT 'negative control: ' || state || ' ' || message FROM error_of(\$\$SELECT snowflake_convert_column('c_items', 'id', dry_run => false)\$\$);
+ROLLBACK;
+SQL
+q -q -c "$ahead"
+q -At -c "SELECT 'dry run: ' || state FROM error_of(\$\$SELECT snowflake_convert_column('c_items', 'id')\$\$)"
+for _ in $(seq 1 300); do echo "INSERT INTO c_items (note) VALUES ('load');"; done >"$SCRATCH/load.sql"
+q -q -f "$SCRATCH/load.sql" 2>"$SCRATCH/load.err" &
+loader=$!
+sleep 0.1
+q -At -c "SELECT 'under load: ' || state || coalesce(' ' || nullif(message, ''), '') FROM error_of(\$\$SELECT snowflake_convert_column('c_items', 'id', dry_run => false)\$\$)" | stable
+wait "$loader" || { cat "$SCRATCH/load.err"; exit 1; }
+q <<'SQL'
+INSERT INTO c_items (note) VALUES ('last');
+SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids, max(id) = (SELECT id FROM c_items WHERE note = 'last') AS last_above_all,
+       (SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'c_items'::regclass) AS default
+FROM c_items;
+SQL

@@ -348,6 +348,18 @@ AS 'MODULE_PATHNAME', 'missing_grant_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."as_owner"(
+	"action" TEXT,
+	"rel" oid,
+	"col" TEXT DEFAULT NULL,
+	"id" bigint DEFAULT NULL
+) RETURNS bigint
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'as_owner_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION snowflake_internal."owner_statement"(
 	"action" TEXT,
 	"rel" oid,
@@ -359,200 +371,60 @@ AS 'MODULE_PATHNAME', 'owner_statement_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."as_owner"(
-	"action" TEXT,
-	"rel" oid,
-	"col" TEXT DEFAULT NULL
-) RETURNS bigint
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'as_owner_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE FUNCTION snowflake_internal.convert_kind(tbl regclass, keynum int2) RETURNS text
+CREATE FUNCTION snowflake_internal.convert_base_type(typ oid) RETURNS regtype
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-SELECT CASE WHEN a.attidentity <> '' THEN 'identity'
-            WHEN d.expr LIKE 'nextval(%' THEN
-                CASE WHEN pg_get_serial_sequence(tbl::text, a.attname) IS NULL THEN 'nextval' ELSE 'serial' END
-            WHEN d.expr ~ '^snowflake\.nextval\((''([^'']|'''')*''::regclass)?\)$' THEN 'pgedge' END
-FROM pg_attribute a
-LEFT JOIN LATERAL (SELECT pg_get_expr(ad.adbin, ad.adrelid) AS expr FROM pg_attrdef ad
-                   WHERE ad.adrelid = a.attrelid AND ad.adnum = a.attnum) d ON true
-WHERE a.attrelid = tbl AND a.attnum = keynum AND NOT a.attisdropped
+WITH RECURSIVE b(typ, depth) AS (
+    SELECT typ, 0
+    UNION ALL
+    SELECT t.typbasetype, b.depth + 1 FROM b JOIN pg_type t ON t.oid = b.typ WHERE t.typtype = 'd' AND b.depth < 64
+)
+SELECT b.typ::regtype FROM b ORDER BY b.depth DESC LIMIT 1
 $fn$;
-CREATE FUNCTION snowflake_internal.convert_floor(tbl regclass, col name, kind text, issue boolean,
-                                        OUT max_id bigint, OUT first_id bigint, OUT hint text)
-LANGUAGE plpgsql VOLATILE
+CREATE FUNCTION snowflake_internal.convert_tree(rel oid)
+RETURNS TABLE (relid oid, level int)
+LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-DECLARE
-    lay record;
-    machine bigint;
-    clock timestamptz;
-    top bigint;
-    latest_epoch timestamptz;
-    pgedge_first bigint;
-    min_id bigint;
-    issued boolean;
-BEGIN
-    max_id := snowflake_internal.as_owner('max', tbl, col);
-    BEGIN
-        SELECT * INTO lay FROM @extschema@.snowflake_layout();
-        machine := greatest(current_setting('snowflake.machine_id')::bigint, 0);
-        clock := @extschema@.snowflake_clock();
-        -- Before this call issues one: whether the server has issued ids (its mark is on record).
-        issued := (SELECT s.high_water_mark IS NOT NULL FROM @extschema@.snowflake_stats() s);
-        IF issue AND has_function_privilege('@extschema@.snowflake_nextval()', 'EXECUTE') THEN
-            first_id := @extschema@.snowflake_nextval();
-        ELSE
-            first_id := @extschema@.snowflake_from_timestamp(clock) | (machine << lay.sequence_bits);
-        END IF;
-    EXCEPTION WHEN others THEN
-        IF issue THEN
-            RAISE;
-        END IF;
-        RETURN;
-    END;
-    IF max_id IS NULL OR max_id < first_id THEN
-        RETURN;
-    END IF;
-    -- pgEdge's epoch, with this server's widths (pgEdge's are the defaults: 10 and 12).
-    pgedge_first := @extschema@.snowflake_from_timestamp(clock, '2023-01-01 00:00:00+00', lay.machine_bits,
-                                                         lay.sequence_bits, lay.time_unit_ms)
-                    | (machine << lay.sequence_bits);
-    IF pgedge_first > max_id AND max_id >> 22 > 0
-       AND @extschema@.snowflake_timestamp(max_id, 'pgedge') <= clock + interval '1 minute' THEN
-        IF kind IS DISTINCT FROM 'pgedge' THEN
-            min_id := snowflake_internal.as_owner('min', tbl, col);
-        END IF;
-        IF kind = 'pgedge' OR (min_id >> 22 > 0
-                               AND @extschema@.snowflake_timestamp(min_id, 'pgedge') <= clock + interval '1 minute') THEN
-            hint := 'These are pgEdge snowflake ids (ms since 2023-01-01 << 22 | node << 12 | count): ' || CASE
-                WHEN issued IS FALSE THEN format('set snowflake.epoch = ''2023-01-01 00:00:00+00'' (pgEdge''s epoch) '
-                     'and snowflake.machine_id to pgEdge''s snowflake.node in postgresql.conf, restart, and convert: the '
-                     'first new id is then about %s (this server has issued no ids yet, so no other id changes). See '
-                     '"Switching from pgEdge snowflake" in the manual.', pgedge_first)
-                ELSE 'pgEdge''s epoch (2023-01-01) would put new ids above them, but this server has already issued ids '
-                     'under its own: changing snowflake.epoch stops every snowflake_nextval() (55000, the layout changed) '
-                     'until snowflake.accept_layout_change, and then every id it has issued, in every table, decodes at a '
-                     'wrong time. Keep the column''s own default, or convert it on a server that has issued no '
-                     'ids yet, set to pgEdge''s epoch; change the epoch here only if no table keeps this server''s ids. '
-                     'See "Switching from pgEdge snowflake" in the manual.' END;
-            RETURN;
-        END IF;
-    END IF;
-    -- The tick of max_id under this layout's widths: an epoch at least top + 1 ticks before now
-    -- puts the first new id above it. The latest such UTC midnight, if the field can hold it.
-    top := max_id >> (lay.machine_bits + lay.sequence_bits);
-    latest_epoch := date_trunc('day', (clock - (top + 1) * lay.time_unit_ms * interval '1 ms') AT TIME ZONE 'UTC')
-                    AT TIME ZONE 'UTC';
-    IF top + 1 >= (1::bigint << lay.timestamp_bits) OR latest_epoch < '1970-01-01 00:00:00+00' THEN
-        hint := format('No epoch of this layout starts new ids above %s (its timestamp field would have to count '
-                       'from before 1970): keep the column''s own default, or give the table a new key column.', max_id);
-    ELSIF issued IS FALSE THEN
-        hint := format('Set snowflake.epoch = ''%s'' or earlier in postgresql.conf (new ids then start above %s; the '
-                       'timestamp field then ends in %s), restart, and convert (this server has issued no ids yet, so '
-                       'no other id changes); or keep the column''s own default.',
-                       to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id,
-                       to_char((latest_epoch + (1::bigint << lay.timestamp_bits) * lay.time_unit_ms * interval '1 ms')
-                               AT TIME ZONE 'UTC', 'YYYY'));
-    ELSE
-        hint := format('Keep the column''s own default, or give the table a new key column (ADD COLUMN ... bigint DEFAULT '
-                       'snowflake_nextval() gives every row a new id). A new epoch (snowflake.epoch = ''%s'' or earlier '
-                       'would start new ids above %s) is no fix here: this server has already issued ids, so it stops '
-                       'every snowflake_nextval() (55000, the layout changed) until snowflake.accept_layout_change, and '
-                       'then every id it has issued, in every table, decodes at a wrong time; change it only if no table '
-                       'keeps this server''s ids.',
-                       to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id);
-    END IF;
-END
+WITH RECURSIVE tree(relid, level) AS (
+    SELECT rel, 0
+    UNION
+    SELECT i.inhrelid, t.level + 1 FROM tree t JOIN pg_inherits i ON i.inhparent = t.relid WHERE t.level < 64
+)
+SELECT DISTINCT ON (t.relid) t.relid, t.level FROM tree t ORDER BY t.relid, t.level
 $fn$;
-CREATE FUNCTION snowflake_internal.convert_key(tbl regclass, col name, OUT attnum int2, OUT atttypid regtype,
-                                      OUT attidentity "char", OUT kind text)
-LANGUAGE plpgsql VOLATILE STRICT
+CREATE FUNCTION snowflake_internal.convert_closure(tbl regclass, keynum int2)
+RETURNS TABLE (relid oid, attnum int2, depth int, conid oid)
+LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-DECLARE
-    rel record;
-    default_expr text;
-    max_id bigint;
-    first_id bigint;
-    fix text;
-    target text := tbl::text || '.' || quote_ident(col);
-BEGIN
-    SELECT c.relkind, c.relpersistence, c.relispartition INTO rel FROM pg_class c WHERE c.oid = tbl;
-    IF rel.relispartition THEN
-        RAISE EXCEPTION 'table % is a partition of %', tbl, pg_partition_root(tbl)
-            USING ERRCODE = '0A000', HINT = format('Convert the partitioned table from its root: '
-                  'snowflake_convert_column(%L, %L) converts every partition.', pg_partition_root(tbl)::text, col);
-    END IF;
-    IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = tbl) THEN
-        RAISE EXCEPTION 'table % inherits from %', tbl,
-                (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = tbl)
-            USING ERRCODE = '0A000', HINT = 'A column inherited from a parent table cannot change type on its own: '
-                  'convert it by hand from the parent (ALTER TABLE parent ALTER COLUMN ... TYPE bigint recurses).';
-    END IF;
-    IF rel.relkind NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION '% is not a table', tbl
-            USING ERRCODE = '42809', HINT = 'Name an ordinary or partitioned table whose key column has a sequence default.';
-    END IF;
-    IF rel.relpersistence = 't' THEN
-        RAISE EXCEPTION 'table % is temporary', tbl
-            USING ERRCODE = '0A000', HINT = 'A temporary table lives for one session: '
-                  'give it DEFAULT snowflake_nextval() when you create it.';
-    END IF;
-    SELECT a.attnum, a.atttypid, a.attidentity INTO attnum, atttypid, attidentity
-    FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column % does not exist', target
-            USING ERRCODE = '42703', HINT = 'Name the key column of the table, as \d shows it.';
-    END IF;
-    IF atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
-        RAISE EXCEPTION 'column % is of type %, not an integer', target, atttypid
-            USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns '
-                  '(serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
-    END IF;
-    kind := snowflake_internal.convert_kind(tbl, attnum);
-    IF kind IS NULL THEN
-        default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = attnum), tbl);
-        -- A default of snowflake_nextval() is suggested only if new ids would start above the old.
-        BEGIN
-            SELECT f.max_id, f.first_id, f.hint INTO max_id, first_id, fix
-            FROM snowflake_internal.convert_floor(tbl, col, NULL, false) f;
-        EXCEPTION WHEN insufficient_privilege THEN
-            first_id := NULL;
-        END;
-        RAISE EXCEPTION 'column % is not a serial, identity, DEFAULT nextval() or pgEdge DEFAULT snowflake.nextval() column (its default: %)',
-                target, coalesce(default_expr, 'none')
-            USING ERRCODE = '42804', HINT = CASE
-                WHEN max_id >= first_id THEN format('Its values reach %s, not below %s, the first id this server would '
-                     'give it: a snowflake_nextval() default would put new ids below old ones. ', max_id, first_id) || fix
-                WHEN first_id IS NOT NULL THEN 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... '
-                     'SET DEFAULT snowflake_nextval() (' || CASE WHEN max_id IS NULL THEN 'it holds no value yet'
-                     ELSE format('its largest value, %s, is below the first id this server would give it now', max_id)
-                     END || ').'
-                ELSE 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval(), '
-                     'once SELECT max(...) of the column is below snowflake_from_timestamp(now()).' END;
-    END IF;
-END
+WITH RECURSIVE cols(relid, attnum, depth, conid) AS (
+    SELECT tbl::oid, keynum, 0, 0::oid
+    UNION ALL
+    SELECT con.conrelid, con.conkey[array_position(con.confkey, a.attnum)], c.depth + 1, con.oid
+    FROM cols c
+    JOIN pg_attribute ca ON ca.attrelid = c.relid AND ca.attnum = c.attnum
+    CROSS JOIN LATERAL snowflake_internal.convert_tree(c.relid) t
+    JOIN pg_attribute a ON a.attrelid = t.relid AND a.attname = ca.attname AND NOT a.attisdropped
+    JOIN pg_constraint con ON con.contype = 'f' AND con.conparentid = 0 AND con.confrelid = t.relid
+                           AND a.attnum = ANY (con.confkey)
+    WHERE c.depth < 64
+) CYCLE relid, attnum SET cyclic USING path
+SELECT DISTINCT ON (c.relid, c.attnum) c.relid, c.attnum, c.depth, c.conid
+FROM cols c WHERE NOT c.cyclic
+ORDER BY c.relid, c.attnum, c.depth, c.conid
 $fn$;
 CREATE FUNCTION snowflake_internal.convert_targets(tbl regclass, keynum int2)
 RETURNS TABLE (n int, relid oid, attnum int2, attname name, widen boolean)
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-SELECT (row_number() OVER (ORDER BY t.k, t.conid))::int, t.relid, t.attnum, a.attname, a.atttypid <> 'bigint'::regtype
-FROM (SELECT DISTINCT ON (c.relid, c.attnum) c.* FROM (
-          SELECT 0 AS k, 0::oid AS conid, tbl::oid AS relid, keynum AS attnum
-          UNION ALL
-          SELECT 1, con.oid, con.conrelid, con.conkey[array_position(con.confkey, keynum)] FROM pg_constraint con
-          WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND keynum = ANY (con.confkey)) c
-      ORDER BY c.relid, c.attnum, c.k, c.conid) t
-JOIN pg_attribute a ON a.attrelid = t.relid AND a.attnum = t.attnum
-WHERE t.k = 0 OR a.atttypid <> 'bigint'::regtype
+SELECT (row_number() OVER (ORDER BY c.depth, c.conid, c.relid, c.attnum))::int, c.relid, c.attnum, a.attname,
+       snowflake_internal.convert_base_type(a.atttypid) <> 'bigint'::regtype
+FROM snowflake_internal.convert_closure(tbl, keynum) c
+JOIN pg_attribute a ON a.attrelid = c.relid AND a.attnum = c.attnum
+WHERE c.depth = 0 OR (snowflake_internal.convert_base_type(a.atttypid) <> 'bigint'::regtype AND a.attinhcount = 0)
 ORDER BY 1
 $fn$;
 CREATE FUNCTION snowflake_internal.convert_reach(tbl regclass, keynum int2)
@@ -560,15 +432,31 @@ RETURNS TABLE (n int, relid oid, attnum int2, attname name, widen boolean, level
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-WITH RECURSIVE tree(n, relid, attname, widen, level) AS (
-    SELECT t.n, t.relid, t.attname, t.widen, 0 FROM snowflake_internal.convert_targets(tbl, keynum) t
-    UNION
-    SELECT t.n, i.inhrelid, t.attname, t.widen, t.level + 1 FROM tree t JOIN pg_inherits i ON i.inhparent = t.relid
-)
-SELECT DISTINCT ON (t.n, t.relid) t.n, t.relid, a.attnum, a.attname, t.widen, t.level
-FROM tree t JOIN pg_attribute a ON a.attrelid = t.relid AND a.attname = t.attname AND NOT a.attisdropped
-ORDER BY t.n, t.relid, t.level
+SELECT DISTINCT ON (t.n, r.relid) t.n, r.relid, a.attnum, a.attname, t.widen, r.level
+FROM snowflake_internal.convert_targets(tbl, keynum) t
+CROSS JOIN LATERAL snowflake_internal.convert_tree(t.relid) r
+JOIN pg_attribute a ON a.attrelid = r.relid AND a.attname = t.attname AND NOT a.attisdropped
+ORDER BY t.n, r.relid, r.level
 $fn$;
+CREATE FUNCTION snowflake_internal.convert_holders(tbl regclass, keynum int2)
+RETURNS TABLE (relid oid, attnum int2, attname name, depth int, level int, widen boolean, referenceable boolean)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH reach AS (SELECT * FROM snowflake_internal.convert_reach(tbl, keynum))
+SELECT DISTINCT ON (r.relid, a.attnum) r.relid, a.attnum, a.attname, c.depth, r.level,
+       EXISTS (SELECT 1 FROM reach w WHERE w.relid = r.relid AND w.attnum = a.attnum AND w.widen),
+       EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = r.relid AND i.indisunique AND i.indpred IS NULL
+                                          AND i.indexprs IS NULL AND a.attnum = ANY (i.indkey::int2[]))
+FROM snowflake_internal.convert_closure(tbl, keynum) c
+JOIN pg_attribute ca ON ca.attrelid = c.relid AND ca.attnum = c.attnum
+CROSS JOIN LATERAL snowflake_internal.convert_tree(c.relid) r
+JOIN pg_attribute a ON a.attrelid = r.relid AND a.attname = ca.attname AND NOT a.attisdropped
+ORDER BY r.relid, a.attnum, c.depth, r.level
+$fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE FUNCTION snowflake_internal.convert_views(tbl regclass, keynum int2)
 RETURNS TABLE (n int, view oid)
 LANGUAGE sql STABLE STRICT
@@ -664,30 +552,229 @@ FROM views v CROSS JOIN LATERAL (
                        AND d.classid <> 'pg_rewrite'::regclass) b
 WHERE b.what IS NOT NULL
 $fn$;
-CREATE FUNCTION snowflake_internal.convert_blockers(tbl regclass, col name, keynum int2, recreate_views boolean)
+CREATE FUNCTION snowflake_internal.convert_view_ddl(v regclass)
+RETURNS SETOF text
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT ddl FROM (
+    SELECT 1 AS k, 0 AS attnum, '' AS grantee, false AS grantable,
+           format('CREATE VIEW %s%s AS %s', v, (SELECT ' WITH (' || string_agg(format('%s=%L', split_part(o, '=', 1),
+                                                       substr(o, strpos(o, '=') + 1)), ', ') || ')' FROM unnest(c.reloptions) o),
+                  rtrim(pg_get_viewdef(v), ';')) AS ddl
+    FROM pg_class c WHERE c.oid = v
+    UNION ALL
+    -- The owner's own privileges that it had revoked (a NULL ACL is the default: it has them all).
+    SELECT 2, 0, '', false, format('REVOKE %s ON %s FROM CURRENT_USER', string_agg(p.privilege, ', ' ORDER BY p.privilege), v)
+    FROM pg_class c, unnest(ARRAY['DELETE', 'INSERT', 'REFERENCES', 'SELECT', 'TRIGGER', 'TRUNCATE', 'UPDATE']
+                            || CASE WHEN current_setting('server_version_num')::int >= 170000
+                                    THEN ARRAY['MAINTAIN'] ELSE ARRAY[]::text[] END) AS p(privilege)
+    WHERE c.oid = v AND c.relacl IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM aclexplode(c.relacl) a
+                      WHERE a.grantee = c.relowner AND a.grantor = c.relowner AND a.privilege_type = p.privilege)
+    GROUP BY c.oid HAVING count(*) > 0
+    UNION ALL
+    SELECT 3, g.attnum, pg_get_userbyid(g.grantee), g.is_grantable,
+           format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
+                  CASE WHEN g.attname IS NULL THEN '' ELSE format(' (%I)', g.attname) END, v,
+                  CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END,
+                  CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+    FROM (SELECT NULL::name AS attname, 0 AS attnum, a.* FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = v
+          UNION ALL
+          SELECT at.attname, at.attnum, a.* FROM pg_attribute at, aclexplode(at.attacl) a
+          WHERE at.attrelid = v AND at.attnum > 0) g
+    WHERE g.grantee <> (SELECT relowner FROM pg_class WHERE oid = v)
+    GROUP BY g.attnum, g.attname, g.grantee, g.is_grantable
+    UNION ALL
+    SELECT 4, 0, '', false, format('COMMENT ON VIEW %s IS %L', v, obj_description(v, 'pg_class'))
+    WHERE obj_description(v, 'pg_class') IS NOT NULL
+    UNION ALL
+    SELECT 5, a.attnum, '', false, format('COMMENT ON COLUMN %s.%I IS %L', v, a.attname, col_description(v, a.attnum))
+    FROM pg_attribute a WHERE a.attrelid = v AND a.attnum > 0 AND col_description(v, a.attnum) IS NOT NULL
+    UNION ALL
+    SELECT 6, 0, '', false, format('ALTER VIEW %s OWNER TO %I', v, pg_get_userbyid(c.relowner))
+    FROM pg_class c WHERE c.oid = v) d
+ORDER BY k, attnum, grantee, grantable
+$fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE FUNCTION snowflake_internal.convert_isolation() RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF current_setting('transaction_isolation') IN ('repeatable read', 'serializable') THEN
+        RAISE EXCEPTION 'a conversion cannot run in a % transaction: its snapshot hides the rows and foreign keys '
+                        'committed since the transaction began', upper(current_setting('transaction_isolation'))
+            USING ERRCODE = '25000', HINT = 'The conversion reads the column''s largest value and what references it '
+                  'once the table is locked, as they are then, which only READ COMMITTED sees: convert in a READ '
+                  'COMMITTED transaction (BEGIN ISOLATION LEVEL READ COMMITTED; ... COMMIT;), or SET '
+                  'default_transaction_isolation = ''read committed'' in the session first.';
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_inserters(tbl regclass, keynum int2)
+RETURNS TABLE (role oid, rolname text)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+WITH rels AS (SELECT r.relid FROM snowflake_internal.convert_reach(tbl, keynum) r WHERE r.n = 1),
+-- (A view's grantees insert through it when its owner may insert into the table; its owner itself
+-- only as a grantee of the table.)
+views AS (SELECT DISTINCT w.ev_class AS relid, v.relowner AS owner FROM rels
+          JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = rels.relid
+                          AND d.classid = 'pg_rewrite'::regclass
+          JOIN pg_rewrite w ON w.oid = d.objid JOIN pg_class v ON v.oid = w.ev_class AND v.relkind = 'v'
+          WHERE has_table_privilege(v.relowner, rels.relid, 'INSERT')),
+targets AS (SELECT relid, NULL::oid AS owner FROM rels UNION SELECT relid, owner FROM views),
+roles AS (
+    SELECT c.relowner AS role FROM rels JOIN pg_class c ON c.oid = rels.relid
+    UNION
+    SELECT a.grantee FROM targets t JOIN pg_class c ON c.oid = t.relid, aclexplode(c.relacl) a
+    WHERE a.privilege_type = 'INSERT' AND a.grantee IS DISTINCT FROM t.owner
+    UNION
+    SELECT a.grantee FROM targets t JOIN pg_attribute at ON at.attrelid = t.relid AND at.attnum > 0,
+         aclexplode(at.attacl) a
+    WHERE a.privilege_type = 'INSERT' AND a.grantee IS DISTINCT FROM t.owner)
+SELECT r.role, CASE WHEN r.role = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(r.role)) END
+FROM roles r
+WHERE CASE WHEN r.role = 0
+           THEN NOT EXISTS (SELECT 1 FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+                            WHERE p.oid = '@extschema@.snowflake_nextval()'::regprocedure AND a.grantee = 0
+                              AND a.privilege_type = 'EXECUTE')
+           ELSE NOT (SELECT o.rolsuper FROM pg_roles o WHERE o.oid = r.role)
+                AND NOT has_function_privilege(r.role, '@extschema@.snowflake_nextval()'::regprocedure, 'EXECUTE') END
+ORDER BY 2
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_sequence_users(tbl regclass, keynum int2, seq regclass) RETURNS text
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT string_agg(u.what, ', ' ORDER BY u.what) FROM (
+    SELECT DISTINCT CASE WHEN d.classid = 'pg_attrdef'::regclass
+                         THEN format('the default of %s.%I', ad.adrelid::regclass, a.attname)
+                         ELSE pg_describe_object(d.classid, d.objid, d.objsubid) END AS what
+    FROM pg_depend d
+    LEFT JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
+    LEFT JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+    WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = seq AND d.deptype = 'n'
+      AND NOT (d.classid = 'pg_attrdef'::regclass
+               AND EXISTS (SELECT 1 FROM snowflake_internal.convert_reach(tbl, keynum) r
+                           WHERE r.n = 1 AND r.relid = ad.adrelid AND r.attnum = ad.adnum))) u
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_blockers(tbl regclass, col name, keynum int2, recreate_views boolean,
+                                                    subscribers_widened boolean)
 RETURNS TABLE (state text, message text, hint text)
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 WITH reach AS (SELECT * FROM snowflake_internal.convert_reach(tbl, keynum)),
 wide AS (SELECT * FROM reach WHERE widen),
+inserters AS (SELECT * FROM snowflake_internal.convert_inserters(tbl, keynum)),
+-- The tables logical replication publishes whose columns it widens, with their publications.
+published AS (SELECT w.n, string_agg(DISTINCT format('%s (publication %I)', w.relid::regclass, p.pubname), ', ') AS what
+              FROM wide w JOIN pg_class c ON c.oid = w.relid
+              JOIN pg_publication_tables p ON p.schemaname = c.relnamespace::regnamespace::text AND p.tablename = c.relname
+              GROUP BY w.n),
 -- Partitions and children of another owner than the table whose ALTER TABLE recurses into them.
 strange AS (SELECT r.*, c.relowner AS owner, p.relid AS parent, pc.relowner AS parent_owner
             FROM reach r JOIN pg_class c ON c.oid = r.relid
             JOIN reach p ON p.n = r.n AND p.level = 0 JOIN pg_class pc ON pc.oid = p.relid
             WHERE r.level > 0 AND c.relowner <> pc.relowner),
 blockers(k, state, objects, message, hint) AS (VALUES
+    -- A foreign key declared on a partition or child (not on its parent): its column is inherited,
+    -- and no ALTER TABLE of the conversion reaches it from its parent.
     (1, '0A000', (SELECT format('foreign key %s on %s references %s.%I, but its column %s.%I is inherited from %s',
-                                con.conname, con.conrelid::regclass, tbl, col, con.conrelid::regclass, a.attname,
+                                con.conname, con.conrelid::regclass, con.confrelid::regclass, fa.attname,
+                                con.conrelid::regclass, a.attname,
                                 (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno)
                                  FROM pg_inherits WHERE inhrelid = con.conrelid))
-                  FROM pg_constraint con JOIN pg_attribute a ON a.attrelid = con.conrelid
-                                                            AND a.attnum = con.conkey[array_position(con.confkey, keynum)]
-                  WHERE con.contype = 'f' AND con.confrelid = tbl AND con.conparentid = 0 AND keynum = ANY (con.confkey)
-                    AND a.attinhcount > 0 AND a.atttypid <> 'bigint'::regtype
-                  ORDER BY con.conrelid::regclass::text, con.conname LIMIT 1), '%2$s',
+                  FROM snowflake_internal.convert_closure(tbl, keynum) c
+                  JOIN pg_constraint con ON con.oid = c.conid
+                  JOIN pg_attribute a ON a.attrelid = c.relid AND a.attnum = c.attnum
+                  JOIN pg_attribute fa ON fa.attrelid = con.confrelid
+                                      AND fa.attnum = con.confkey[array_position(con.conkey, c.attnum)]
+                  WHERE c.depth > 0 AND a.attinhcount > 0
+                    AND snowflake_internal.convert_base_type(a.atttypid) <> 'bigint'::regtype
+                    AND NOT EXISTS (SELECT 1 FROM reach r WHERE r.relid = c.relid AND r.attnum = c.attnum)
+                  ORDER BY c.depth, con.conrelid::regclass::text, con.conname LIMIT 1), '%2$s',
      'An inherited column changes type only with its parent: widen it there first (ALTER TABLE parent ALTER COLUMN ... '
      'TYPE bigint reaches every partition or child), in the same transaction, then convert.'),
+    -- A foreign key declared on a partition of a table whose key index is rebuilt (its column
+    -- widened): PostgreSQL drops the partitioned index with the partition's before it has set the
+    -- foreign key aside to rebuild ("cannot drop constraint ... because other objects depend on it").
+    (17, '0A000', (SELECT string_agg(format('%s on %s (references %s)', con.conname, con.conrelid::regclass,
+                                            con.confrelid::regclass), ', ' ORDER BY c.depth, con.conname)
+                   FROM snowflake_internal.convert_closure(tbl, keynum) c
+                   JOIN pg_constraint con ON con.oid = c.conid JOIN pg_class p ON p.oid = con.confrelid
+                   WHERE p.relispartition
+                     AND EXISTS (SELECT 1 FROM reach r WHERE r.relid = con.confrelid AND r.widen AND r.level > 0
+                                                        AND r.attnum = con.confkey[array_position(con.conkey, c.attnum)])),
+     'foreign keys reference partitions whose column converting %s widens: %s',
+     (SELECT format('PostgreSQL cannot change the type of a partitioned table''s key while a foreign key references one '
+                    'of its partitions (its index is rebuilt under the foreign key). In one transaction: ALTER TABLE %1$s '
+                    'DROP CONSTRAINT %2$I; then convert; then ALTER TABLE %1$s ALTER COLUMN %3$I TYPE bigint; ALTER '
+                    'TABLE %1$s ADD CONSTRAINT %2$I %4$s;', con.conrelid::regclass, con.conname, a.attname,
+                    pg_get_constraintdef(con.oid))
+      FROM snowflake_internal.convert_closure(tbl, keynum) c
+      JOIN pg_constraint con ON con.oid = c.conid JOIN pg_class p ON p.oid = con.confrelid
+      JOIN pg_attribute a ON a.attrelid = c.relid AND a.attnum = c.attnum
+      WHERE p.relispartition
+        AND EXISTS (SELECT 1 FROM reach r WHERE r.relid = con.confrelid AND r.widen AND r.level > 0
+                                           AND r.attnum = con.confkey[array_position(con.conkey, c.attnum)])
+      ORDER BY c.depth, con.conname LIMIT 1)),
+    -- PostgreSQL 18 (its not-null constraints in pg_constraint): a child's NOT NULL on a widened
+    -- column that is its own and inherited, under another name than its parent's, is rebuilt under
+    -- its own name and refused ("cannot create not-null constraint ... already exists").
+    (18, '0A000', (SELECT string_agg(format('%s (%I, inherited from %s as %I)', r.relid::regclass, cn.conname,
+                                            i.inhparent::regclass, pn.conname), ', ' ORDER BY r.n, r.level, cn.conname)
+                   FROM reach r JOIN pg_constraint cn ON cn.conrelid = r.relid AND cn.contype = 'n'
+                                                     AND cn.conkey = ARRAY[r.attnum] AND cn.conislocal AND cn.coninhcount > 0
+                   JOIN pg_inherits i ON i.inhrelid = r.relid
+                   JOIN pg_attribute pa ON pa.attrelid = i.inhparent AND pa.attname = r.attname
+                   JOIN pg_constraint pn ON pn.conrelid = i.inhparent AND pn.contype = 'n' AND pn.conkey = ARRAY[pa.attnum]
+                   WHERE r.widen AND r.level > 0 AND cn.conname <> pn.conname),
+     'children of the tables that converting %s widens have NOT NULL constraints of their own under another name than '
+     'their parent''s: %s',
+     (SELECT format('PostgreSQL 18 rebuilds such a constraint under its own name when the column''s type changes, and '
+                    'refuses it (cannot create not-null constraint). Give it its parent''s name first, in the same '
+                    'transaction: ALTER TABLE %1$s NO INHERIT %2$s; ALTER TABLE %1$s RENAME CONSTRAINT %3$I TO %4$I; '
+                    'ALTER TABLE %1$s INHERIT %2$s; then convert.', r.relid::regclass, i.inhparent::regclass,
+                    cn.conname, pn.conname)
+      FROM reach r JOIN pg_constraint cn ON cn.conrelid = r.relid AND cn.contype = 'n'
+                                        AND cn.conkey = ARRAY[r.attnum] AND cn.conislocal AND cn.coninhcount > 0
+      JOIN pg_inherits i ON i.inhrelid = r.relid
+      JOIN pg_attribute pa ON pa.attrelid = i.inhparent AND pa.attname = r.attname
+      JOIN pg_constraint pn ON pn.conrelid = i.inhparent AND pn.contype = 'n' AND pn.conkey = ARRAY[pa.attnum]
+      WHERE r.widen AND r.level > 0 AND cn.conname <> pn.conname ORDER BY r.n, r.level LIMIT 1)),
+    -- ALTER COLUMN ... TYPE bigint would drop a column's domain, and with it its constraints.
+    (2, '0A000', (SELECT string_agg(format('%s.%I (domain %s over %s)', w.relid::regclass, w.attname, a.atttypid::regtype,
+                                           snowflake_internal.convert_base_type(a.atttypid)), ', '
+                                    ORDER BY w.n, w.relid::regclass::text)
+                  FROM wide w JOIN pg_attribute a ON a.attrelid = w.relid AND a.attnum = w.attnum
+                  JOIN pg_type t ON t.oid = a.atttypid
+                  WHERE w.level = 0 AND t.typtype = 'd'),
+     'columns that converting %s widens are of a domain over a smaller integer: %s',
+     (SELECT format('Widening a column to bigint would drop its domain and the domain''s constraints. Give it a domain '
+                    'over bigint with the same constraints first, in the same transaction (here: CREATE DOMAIN %s AS '
+                    'bigint%s; ALTER TABLE %s ALTER COLUMN %I TYPE %1$s;), then convert: a column of a domain over '
+                    'bigint is kept as it is.',
+                    quote_ident(n.nspname) || '.' || quote_ident(t.typname || '_big'),
+                    (SELECT coalesce(' DEFAULT ' || t.typdefault, '')
+                            || CASE WHEN t.typnotnull THEN ' NOT NULL' ELSE '' END
+                            || coalesce(string_agg(' CONSTRAINT ' || quote_ident(dc.conname) || ' '
+                                                   || pg_get_constraintdef(dc.oid), '' ORDER BY dc.conname), '')
+                     FROM pg_constraint dc WHERE dc.contypid = t.oid AND dc.contype = 'c'),
+                    w.relid::regclass, w.attname)
+      FROM wide w JOIN pg_attribute a ON a.attrelid = w.relid AND a.attnum = w.attnum
+      JOIN pg_type t ON t.oid = a.atttypid JOIN pg_namespace n ON n.oid = t.typnamespace
+      WHERE w.level = 0 AND t.typtype = 'd' ORDER BY w.n LIMIT 1)),
+    (3, '0A000', (SELECT string_agg(DISTINCT format('%s (of the type %s)', w.relid::regclass, c.reloftype::regtype), ', ')
+                  FROM wide w JOIN pg_class c ON c.oid = w.relid WHERE c.reloftype <> 0),
+     'converting %s widens columns of typed tables (CREATE TABLE ... OF type), whose column types are their type''s: %s',
+     'Detach the table from its type first, in the same transaction (ALTER TABLE ... NOT OF: it keeps its columns), '
+     'then convert.'),
     (4, '42501', (SELECT string_agg(format('%s (owned by %I, under %s owned by %I)', s.relid::regclass,
                                            pg_get_userbyid(s.owner), s.parent::regclass, pg_get_userbyid(s.parent_owner)),
                                     ', ' ORDER BY s.n, s.level, s.relid::regclass::text)
@@ -739,7 +826,76 @@ blockers(k, state, objects, message, hint) AS (VALUES
      'permission denied: the owner of %s cannot name snowflake_nextval(): %s',
      'The new default is set by the table''s owner, and every role that inserts runs it: GRANT USAGE ON SCHEMA (the '
      'extension''s) to the owner and to those roles, and GRANT EXECUTE ON FUNCTION snowflake_nextval() to the roles that '
-     'insert, then convert.')
+     'insert, then convert.'),
+    -- What else ALTER COLUMN ... TYPE refuses: a rule on the table itself, a function's BEGIN ATOMIC
+    -- body, a publication's row filter or column list (15+), another relation storing the table's
+    -- row type.
+    (10, '0A000', (SELECT string_agg(DISTINCT format('%s.%I (used by the rule %I on %s)', w.relid::regclass, w.attname,
+                                                     r.rulename, r.ev_class::regclass), ', ')
+                   FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
+                                               AND d.refobjsubid = w.attnum AND d.classid = 'pg_rewrite'::regclass
+                   JOIN pg_rewrite r ON r.oid = d.objid
+                   WHERE r.ev_class = w.relid AND r.rulename <> '_RETURN'),
+     'rules use the columns that converting %s widens: %s',
+     'Save the rule''s definition (pg_get_ruledef), DROP RULE, convert, and create it again, in one transaction.'),
+    (11, '0A000', (SELECT string_agg(DISTINCT format('%s.%I (used by %s)', w.relid::regclass, w.attname,
+                                                     pg_describe_object(d.classid, d.objid, d.objsubid)), ', ')
+                   FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
+                                               AND d.refobjsubid = w.attnum AND d.classid = 'pg_proc'::regclass),
+     'functions with a BEGIN ATOMIC body use the columns that converting %s widens: %s',
+     'Save the function''s definition (pg_get_functiondef), drop it, convert, and create it again, in one transaction.'),
+    (12, '0A000', (SELECT string_agg(DISTINCT format('%s.%I (publication %I)', w.relid::regclass, w.attname, p.pubname),
+                                     ', ')
+                   FROM wide w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.relid
+                                               AND d.refobjsubid = w.attnum
+                                               AND d.classid = 'pg_publication_rel'::regclass
+                   JOIN pg_publication_rel pr ON pr.oid = d.objid JOIN pg_publication p ON p.oid = pr.prpubid),
+     'publications filter the columns that converting %s widens (a row filter or a column list): %s',
+     'ALTER COLUMN ... TYPE refuses a column that a publication''s WHERE or column list names: ALTER PUBLICATION ... '
+     'SET TABLE ... without them, convert, and set them again (ALTER PUBLICATION ... SET TABLE ... (columns) WHERE '
+     '(...)), in one transaction.'),
+    (13, '0A000', (SELECT string_agg(DISTINCT format('%s (its row type is the type of %s.%I)', w.relid::regclass,
+                                                     a.attrelid::regclass, a.attname), ', ')
+                   FROM wide w JOIN pg_class c ON c.oid = w.relid
+                   JOIN pg_type rt ON rt.oid = c.reltype
+                   JOIN pg_attribute a ON a.atttypid IN (rt.oid, rt.typarray) AND NOT a.attisdropped AND a.attnum > 0
+                   JOIN pg_class o ON o.oid = a.attrelid AND o.relkind IN ('r', 'p', 'f', 'm', 'c')),
+     'converting %s widens columns of tables whose row type other columns store: %s',
+     'PostgreSQL cannot change a table''s column while another column stores its rows: change or drop those columns '
+     'first (ALTER TABLE ... ALTER COLUMN ... TYPE ..., or DROP COLUMN), then convert.'),
+    -- Logical replication: a subscriber whose column is still integer stops at the first new id.
+    (14, '55000', (SELECT string_agg(p.what, ', ' ORDER BY p.n) FROM published p
+                   WHERE NOT subscribers_widened
+                     AND EXISTS (SELECT 1 FROM pg_replication_slots s
+                                 WHERE s.slot_type = 'logical' AND s.database = current_database())),
+     'converting %s widens columns of tables that logical replication publishes, and this database has logical '
+     'replication slots: %s',
+     (SELECT 'A subscriber whose column is still integer stops at the first new id it receives (integer out of range), '
+             'and this server keeps the WAL of its slot until it is fixed. On every subscriber, first: '
+             || string_agg(format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint;', t.relid::regclass, t.attname), ' '
+                           ORDER BY t.n)
+             || ' (a bigint column there takes this server''s integer values too), then convert here with '
+                'subscribers_widened => true.'
+      FROM snowflake_internal.convert_targets(tbl, keynum) t WHERE t.widen AND t.n IN (SELECT n FROM published))),
+    -- Every role that inserts runs the new default (issue 60): the conversion grants it EXECUTE on
+    -- snowflake_nextval() (convert_statements), which PUBLIC is never given, and only a role that
+    -- may grant it can.
+    (15, '42501', (SELECT tbl::text FROM inserters WHERE role = 0),
+     'every role (PUBLIC) may insert into %2$s, and snowflake_nextval(), its new default, is not granted to PUBLIC',
+     'pg_snowflake keeps snowflake_nextval() from PUBLIC (it spends this server''s ids): grant INSERT to the roles that '
+     'insert rather than to PUBLIC (REVOKE INSERT ON ... FROM PUBLIC; GRANT INSERT ON ... TO ...), or, if every role '
+     'may mint ids, GRANT EXECUTE ON FUNCTION @extschema@.snowflake_nextval() TO PUBLIC; then convert.'),
+    (16, '42501', (SELECT string_agg(i.rolname, ', ' ORDER BY i.rolname) FROM inserters i
+                   WHERE i.role <> 0
+                     AND NOT has_function_privilege('@extschema@.snowflake_nextval()'::regprocedure,
+                                                    'EXECUTE WITH GRANT OPTION')),
+     'permission denied: converting %1$s makes snowflake_nextval() the default of the roles that insert into its table, '
+     'and %3$I may not grant them EXECUTE on it: %2$s',
+     (SELECT format('Every role that inserts runs the default, so the conversion grants it to those that lack it, which '
+                    'only a role that may grant it can do: have a superuser or the extension''s owner run GRANT EXECUTE '
+                    'ON FUNCTION @extschema@.snowflake_nextval() TO %s; then convert (or convert as one of them).',
+                    string_agg(i.rolname, ', ' ORDER BY i.rolname))
+      FROM inserters i WHERE i.role <> 0))
 )
 SELECT state, message, hint FROM (
     SELECT 0 AS n, b.k, b.state, format(b.message, tbl::text || '.' || quote_ident(col), b.objects, current_user) AS message,
@@ -749,186 +905,6 @@ SELECT state, message, hint FROM (
     SELECT 1 + v.n, v.k, v.state, v.message, v.hint
     FROM snowflake_internal.convert_view_blockers(tbl, col, keynum, recreate_views) v) b
 ORDER BY n, k
-$fn$;
-CREATE FUNCTION snowflake_internal.convert_view_ddl(v regclass)
-RETURNS SETOF text
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-SELECT ddl FROM (
-    SELECT 1 AS k, 0 AS attnum, '' AS grantee, false AS grantable,
-           format('CREATE VIEW %s%s AS %s', v, (SELECT ' WITH (' || string_agg(format('%s=%L', split_part(o, '=', 1),
-                                                       substr(o, strpos(o, '=') + 1)), ', ') || ')' FROM unnest(c.reloptions) o),
-                  rtrim(pg_get_viewdef(v), ';')) AS ddl
-    FROM pg_class c WHERE c.oid = v
-    UNION ALL
-    -- The owner's own privileges that it had revoked (a NULL ACL is the default: it has them all).
-    SELECT 2, 0, '', false, format('REVOKE %s ON %s FROM CURRENT_USER', string_agg(p.privilege, ', ' ORDER BY p.privilege), v)
-    FROM pg_class c, unnest(ARRAY['DELETE', 'INSERT', 'REFERENCES', 'SELECT', 'TRIGGER', 'TRUNCATE', 'UPDATE']
-                            || CASE WHEN current_setting('server_version_num')::int >= 170000
-                                    THEN ARRAY['MAINTAIN'] ELSE ARRAY[]::text[] END) AS p(privilege)
-    WHERE c.oid = v AND c.relacl IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM aclexplode(c.relacl) a
-                      WHERE a.grantee = c.relowner AND a.grantor = c.relowner AND a.privilege_type = p.privilege)
-    GROUP BY c.oid HAVING count(*) > 0
-    UNION ALL
-    SELECT 3, g.attnum, pg_get_userbyid(g.grantee), g.is_grantable,
-           format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
-                  CASE WHEN g.attname IS NULL THEN '' ELSE format(' (%I)', g.attname) END, v,
-                  CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END,
-                  CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
-    FROM (SELECT NULL::name AS attname, 0 AS attnum, a.* FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = v
-          UNION ALL
-          SELECT at.attname, at.attnum, a.* FROM pg_attribute at, aclexplode(at.attacl) a
-          WHERE at.attrelid = v AND at.attnum > 0) g
-    WHERE g.grantee <> (SELECT relowner FROM pg_class WHERE oid = v)
-    GROUP BY g.attnum, g.attname, g.grantee, g.is_grantable
-    UNION ALL
-    SELECT 4, 0, '', false, format('COMMENT ON VIEW %s IS %L', v, obj_description(v, 'pg_class'))
-    WHERE obj_description(v, 'pg_class') IS NOT NULL
-    UNION ALL
-    SELECT 5, a.attnum, '', false, format('COMMENT ON COLUMN %s.%I IS %L', v, a.attname, col_description(v, a.attnum))
-    FROM pg_attribute a WHERE a.attrelid = v AND a.attnum > 0 AND col_description(v, a.attnum) IS NOT NULL
-    UNION ALL
-    SELECT 6, 0, '', false, format('ALTER VIEW %s OWNER TO %I', v, pg_get_userbyid(c.relowner))
-    FROM pg_class c WHERE c.oid = v) d
-ORDER BY k, attnum, grantee, grantable
-$fn$;
-CREATE FUNCTION snowflake_internal.convert_above(tbl regclass, col name, kind text, issue boolean) RETURNS void
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    f record;
-BEGIN
-    SELECT * INTO f FROM snowflake_internal.convert_floor(tbl, col, kind, issue);
-    IF f.max_id >= f.first_id THEN
-        RAISE EXCEPTION 'column %.% holds ids up to %, not below %, the first id this server would give it',
-                tbl, quote_ident(col), f.max_id, f.first_id
-            USING ERRCODE = '22003', HINT = f.hint;
-    END IF;
-END
-$fn$;
-CREATE FUNCTION snowflake_internal.convert_statements(tbl regclass, col name, keynum int2, identity boolean,
-                                                      seq regclass, drop_sequence boolean)
-RETURNS TABLE (n int, relid oid, owner oid, action text, attname name, statement text)
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-SELECT (row_number() OVER (ORDER BY s.k, s.i))::int, s.relid,
-       CASE WHEN s.action IS NULL THEN (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) ELSE c.relowner END,
-       s.action, s.attname,
-       coalesce(s.ddl, snowflake_internal.owner_statement(s.action, s.relid, s.attname)) FROM (
-    SELECT 1 AS k, 0::bigint AS i, tbl::oid AS relid, CASE WHEN identity THEN 'drop_identity' ELSE 'drop_default' END AS action,
-           col AS attname, NULL::text AS ddl
-    UNION ALL
-    -- (An identity's own sequence goes with it. Others go, or are let go, before any type changes:
-    -- Citus refuses ALTER COLUMN TYPE on a column that owns a sequence.)
-    SELECT 2, 0, seq, CASE WHEN drop_sequence THEN 'drop_sequence' ELSE 'disown_sequence' END, NULL, NULL
-    WHERE NOT identity AND seq IS NOT NULL
-    UNION ALL
-    SELECT 3, -v.n, v.view, 'drop_view', NULL, NULL
-    FROM snowflake_internal.convert_views(tbl, keynum) v
-    UNION ALL
-    SELECT 4, t.n, t.relid, 'widen', t.attname, NULL
-    FROM snowflake_internal.convert_targets(tbl, keynum) t WHERE t.widen
-    UNION ALL
-    SELECT 5, 0, tbl, 'set_default', col, NULL
-    UNION ALL
-    -- (Created again by the caller and given back to their owner, as before the conversion: parsing
-    -- a view's definition runs no code of its functions, and its owner may have no CREATE
-    -- privilege on its schema.)
-    SELECT 6, v.n * 1000000 + x.k, v.view, NULL, NULL, x.d
-    FROM snowflake_internal.convert_views(tbl, keynum) v,
-         LATERAL snowflake_internal.convert_view_ddl(v.view::regclass) WITH ORDINALITY AS x(d, k)) s
-JOIN pg_class c ON c.oid = s.relid
-ORDER BY 1
-$fn$;
-CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true,
-                                         drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false)
-RETURNS SETOF text
-LANGUAGE plpgsql VOLATILE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    key record;
-    b record;
-    seq text;
-    users text;
-    foreign_owners text;
-    grants text;
-    rels oid[];
-    actions text[];
-    cols name[];
-    statements text[];
-BEGIN
-    SELECT * INTO key FROM snowflake_internal.convert_key(tbl, col);
-    FOR b IN SELECT * FROM snowflake_internal.convert_blockers(tbl, col, key.attnum, recreate_views) LOOP
-        RAISE EXCEPTION USING ERRCODE = b.state, MESSAGE = b.message, HINT = b.hint;
-    END LOOP;
-    -- A sequence it would drop that other defaults still use: refused, rather than half-way.
-    seq := pg_get_serial_sequence(tbl::text, col);
-    IF drop_sequence AND key.attidentity = '' AND seq IS NOT NULL THEN
-        SELECT string_agg(format('%s.%I', ad.adrelid::regclass, a.attname), ', '
-                          ORDER BY ad.adrelid::regclass::text, a.attname) INTO users
-        FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
-        JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
-        WHERE d.classid = 'pg_attrdef'::regclass AND d.refclassid = 'pg_class'::regclass
-          AND d.refobjid = seq::regclass
-          -- (the column's own default, and its copies on the partitions and children, go with it)
-          AND NOT EXISTS (SELECT 1 FROM snowflake_internal.convert_reach(tbl, key.attnum) r
-                          WHERE r.n = 1 AND r.relid = ad.adrelid AND r.attnum = ad.adnum);
-        IF users IS NOT NULL THEN
-            RAISE EXCEPTION 'sequence % of %.% is the default of other columns too: %', seq, tbl, quote_ident(col), users
-                USING ERRCODE = '2BP01', HINT = 'Keep it with drop_sequence => false (no column owns it then), or '
-                      'convert those columns first.';
-        END IF;
-    END IF;
-    -- Every statement, planned in full before the first runs (the views are read before they are
-    -- dropped); each runs as the owner of what it touches: the caller must be able to become each
-    -- owner (SET ROLE), the one rule of snowflake_internal.as_owner(), asked here first
-    -- (snowflake_internal.missing_grant()) so that a refusal comes before anything runs.
-    SELECT array_agg(s.relid ORDER BY s.n), array_agg(s.action ORDER BY s.n), array_agg(s.attname ORDER BY s.n),
-           array_agg(s.statement ORDER BY s.n),
-           string_agg(DISTINCT format('%s (owned by %I)', s.relid::regclass, pg_get_userbyid(s.owner)), ', ')
-               FILTER (WHERE snowflake_internal.missing_grant(s.owner) IS NOT NULL),
-           string_agg(DISTINCT snowflake_internal.missing_grant(s.owner), '; ')
-    INTO rels, actions, cols, statements, foreign_owners, grants
-    FROM snowflake_internal.convert_statements(tbl, col, key.attnum, key.attidentity <> '', seq::regclass,
-                                               drop_sequence) s;
-    IF foreign_owners IS NOT NULL THEN
-        RAISE EXCEPTION 'permission denied: converting %.% runs statements as owners that % may not become (SET ROLE): %',
-                tbl, quote_ident(col), session_user, foreign_owners
-            USING ERRCODE = '42501', HINT = 'Each statement runs as the owner of what it alters (restricted, as VACUUM '
-                  'and ANALYZE run table code), only for a caller that could become that owner itself (SET ROLE; its '
-                  'privileges alone, INHERIT, are not enough): convert as a role that may become them all (a superuser '
-                  'may), or ' || grants || ', or have the owners of the other referencing tables widen their columns '
-                  'first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.';
-    END IF;
-    -- New ids above the old: checked against the clock first (no refusal below suggests a default
-    -- that would go below), then, to run, against an id issued with the table locked.
-    PERFORM snowflake_internal.convert_above(tbl, col, key.kind, false);
-    -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
-    PERFORM snowflake_internal.convert_citus_check(tbl, col,
-        ARRAY(SELECT t.relid FROM snowflake_internal.convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n),
-        ARRAY(SELECT t.attname FROM snowflake_internal.convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n));
-    IF NOT dry_run THEN
-        -- Refuse before changing anything if this server cannot make ids, or would make them below
-        -- the column's: no row comes in meanwhile.
-        PERFORM snowflake_internal.as_owner('lock', tbl);
-        PERFORM snowflake_internal.convert_above(tbl, col, key.kind, true);
-    END IF;
-    FOR i IN 1 .. cardinality(statements) LOOP
-        IF dry_run THEN
-            NULL;
-        ELSIF actions[i] IS NULL THEN
-            EXECUTE statements[i];
-        ELSE
-            PERFORM snowflake_internal.as_owner(actions[i], rels[i], cols[i]);
-        END IF;
-        RETURN NEXT statements[i];
-    END LOOP;
-END
 $fn$;
 CREATE FUNCTION snowflake_internal.convert_citus_check(tbl regclass, col name, rels oid[], cols name[]) RETURNS void
 LANGUAGE plpgsql STABLE
@@ -970,6 +946,417 @@ BEGIN
     END IF;
 END
 $fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE FUNCTION snowflake_internal.convert_wait_limit() RETURNS interval
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$ SELECT interval '1 second' $fn$;
+CREATE FUNCTION snowflake_internal.convert_floor(tbl regclass, col name, kind text, issue boolean,
+                                        OUT max_id bigint, OUT first_id bigint, OUT hint text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    lay record;
+    machine bigint;
+    clock timestamptz;
+    top bigint;
+    latest_epoch timestamptz;
+    pgedge_first bigint;
+    min_id bigint;
+    issued boolean;
+    top_ts timestamptz;
+    tick interval;
+    ahead interval;
+BEGIN
+    max_id := snowflake_internal.as_owner('max', tbl, col);
+    BEGIN
+        SELECT * INTO lay FROM @extschema@.snowflake_layout();
+        machine := greatest(current_setting('snowflake.machine_id')::bigint, 0);
+        clock := @extschema@.snowflake_clock();
+        -- Before this call issues one: whether the server has issued ids (its mark is on record).
+        issued := (SELECT s.high_water_mark IS NOT NULL FROM @extschema@.snowflake_stats() s);
+        IF issue AND has_function_privilege('@extschema@.snowflake_nextval()', 'EXECUTE') THEN
+            first_id := @extschema@.snowflake_nextval();
+        ELSE
+            first_id := @extschema@.snowflake_from_timestamp(clock) | (machine << lay.sequence_bits);
+        END IF;
+    EXCEPTION WHEN others THEN
+        IF issue THEN
+            RAISE;
+        END IF;
+        RETURN;
+    END;
+    IF max_id IS NULL OR max_id < first_id THEN
+        RETURN;
+    END IF;
+    -- A largest value of a tick the clock is about to pass: new ids are above it once it has.
+    top_ts := @extschema@.snowflake_timestamp(max_id);
+    tick := lay.time_unit_ms * interval '1 ms';
+    ahead := top_ts - clock;
+    IF ahead < snowflake_internal.convert_wait_limit() THEN
+        IF issue THEN
+            -- (The table is locked: its largest value stays what it is.)
+            WHILE @extschema@.snowflake_clock() < top_ts + tick LOOP
+                PERFORM pg_sleep(greatest(extract(epoch FROM top_ts + tick - @extschema@.snowflake_clock()), 0.001));
+            END LOOP;
+            IF has_function_privilege('@extschema@.snowflake_nextval()', 'EXECUTE') THEN
+                first_id := @extschema@.snowflake_nextval();
+            ELSE
+                first_id := @extschema@.snowflake_from_timestamp(@extschema@.snowflake_clock()) | (machine << lay.sequence_bits);
+            END IF;
+        ELSE
+            first_id := @extschema@.snowflake_from_timestamp(top_ts + tick) | (machine << lay.sequence_bits);
+        END IF;
+        IF max_id < first_id THEN
+            RETURN;
+        END IF;
+    END IF;
+    IF ahead < interval '1 day' THEN
+        hint := format('Its largest value decodes to %s under this server''s layout, %s ahead of its clock: ids of a '
+                       'server whose clock is ahead, or written by hand. New ids pass them once this clock does: convert '
+                       'after %s (a value at most %s s ahead is waited for); snowflake_check_peers() compares the '
+                       'clocks of the servers that share the id space.',
+                       to_char(top_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS+00'),
+                       date_trunc('second', ahead), to_char(top_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'),
+                       extract(epoch FROM snowflake_internal.convert_wait_limit())::float8);
+        RETURN;
+    END IF;
+    -- pgEdge's epoch, with this server's widths (pgEdge's are the defaults: 10 and 12).
+    pgedge_first := @extschema@.snowflake_from_timestamp(clock, '2023-01-01 00:00:00+00', lay.machine_bits,
+                                                         lay.sequence_bits, lay.time_unit_ms)
+                    | (machine << lay.sequence_bits);
+    IF pgedge_first > max_id AND max_id >> 22 > 0
+       AND @extschema@.snowflake_timestamp(max_id, 'pgedge') <= clock + interval '1 minute' THEN
+        IF kind IS DISTINCT FROM 'pgedge' THEN
+            min_id := snowflake_internal.as_owner('min', tbl, col);
+        END IF;
+        IF kind = 'pgedge' OR (min_id >> 22 > 0
+                               AND @extschema@.snowflake_timestamp(min_id, 'pgedge') <= clock + interval '1 minute') THEN
+            hint := 'These are pgEdge snowflake ids (ms since 2023-01-01 << 22 | node << 12 | count): ' || CASE
+                WHEN issued IS FALSE THEN format('set snowflake.epoch = ''2023-01-01 00:00:00+00'' (pgEdge''s epoch) '
+                     'and snowflake.machine_id to pgEdge''s snowflake.node in postgresql.conf, restart, and convert: the '
+                     'first new id is then about %s (this server has issued no ids yet, so no other id changes). See '
+                     '"Switching from pgEdge snowflake" in the manual.', pgedge_first)
+                ELSE 'pgEdge''s epoch (2023-01-01) would put new ids above them, but this server has already issued ids '
+                     'under its own: changing snowflake.epoch stops every snowflake_nextval() (55000, the layout changed) '
+                     'until snowflake.accept_layout_change, and then every id it has issued, in every table, decodes at a '
+                     'wrong time. Keep the column''s own default, or convert it on a server that has issued no '
+                     'ids yet, set to pgEdge''s epoch; change the epoch here only if no table keeps this server''s ids. '
+                     'See "Switching from pgEdge snowflake" in the manual.' END;
+            RETURN;
+        END IF;
+    END IF;
+    -- The tick of max_id under this layout's widths: an epoch at least top + 1 ticks before now
+    -- puts the first new id above it. The latest such UTC midnight, if the field can hold it.
+    top := max_id >> (lay.machine_bits + lay.sequence_bits);
+    latest_epoch := date_trunc('day', (clock - (top + 1) * lay.time_unit_ms * interval '1 ms') AT TIME ZONE 'UTC')
+                    AT TIME ZONE 'UTC';
+    IF top + 1 >= (1::bigint << lay.timestamp_bits) OR latest_epoch < '1970-01-01 00:00:00+00' THEN
+        hint := format('No epoch of this layout starts new ids above %s (its timestamp field would have to count '
+                       'from before 1970): keep the column''s own default, or give the table a new key column.', max_id);
+    ELSIF issued IS FALSE THEN
+        hint := format('Set snowflake.epoch = ''%s'' or earlier in postgresql.conf (new ids then start above %s; the '
+                       'timestamp field then ends in %s), restart, and convert (this server has issued no ids yet, so '
+                       'no other id changes); or keep the column''s own default.',
+                       to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id,
+                       to_char((latest_epoch + (1::bigint << lay.timestamp_bits) * lay.time_unit_ms * interval '1 ms')
+                               AT TIME ZONE 'UTC', 'YYYY'));
+    ELSE
+        hint := format('Keep the column''s own default, or give the table a new key column (ADD COLUMN ... bigint DEFAULT '
+                       'snowflake_nextval() gives every row a new id). A new epoch (snowflake.epoch = ''%s'' or earlier '
+                       'would start new ids above %s) is no fix here: this server has already issued ids, so it stops '
+                       'every snowflake_nextval() (55000, the layout changed) until snowflake.accept_layout_change, and '
+                       'then every id it has issued, in every table, decodes at a wrong time; change it only if no table '
+                       'keeps this server''s ids.',
+                       to_char(latest_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), max_id);
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_above(tbl regclass, col name, kind text, issue boolean) RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    f record;
+BEGIN
+    SELECT * INTO f FROM snowflake_internal.convert_floor(tbl, col, kind, issue);
+    IF f.max_id >= f.first_id THEN
+        RAISE EXCEPTION 'column %.% holds ids up to %, not below %, the first id this server would give it',
+                tbl, quote_ident(col), f.max_id, f.first_id
+            USING ERRCODE = '22003', HINT = f.hint;
+    END IF;
+    RETURN f.first_id;
+END
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_checked(tbl regclass, keynum int2)
+RETURNS TABLE (relid oid, attname name)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT h.relid, h.attname FROM snowflake_internal.convert_holders(tbl, keynum) h
+JOIN pg_attribute a ON a.attrelid = h.relid AND a.attnum = h.attnum
+WHERE EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conrelid = h.relid AND c.contype = 'c' AND c.conkey = ARRAY[h.attnum]
+                                              AND (h.level = 0 OR c.conislocal))
+   OR h.level = 0 AND EXISTS (WITH RECURSIVE d(typ) AS (SELECT a.atttypid
+                                        UNION
+                                        SELECT t.typbasetype FROM d JOIN pg_type t ON t.oid = d.typ WHERE t.typtype = 'd')
+              SELECT 1 FROM d JOIN pg_constraint c ON c.contypid = d.typ AND c.contype = 'c')
+ORDER BY h.depth, h.relid::regclass::text
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_checks(tbl regclass, keynum int2, first_id bigint) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    h record;
+    failed bigint;
+    con record;
+BEGIN
+    IF first_id IS NULL THEN
+        RETURN;
+    END IF;
+    FOR h IN SELECT * FROM snowflake_internal.convert_checked(tbl, keynum) LOOP
+        failed := snowflake_internal.as_owner('check', h.relid, h.attname, first_id);
+        CONTINUE WHEN failed IS NULL;
+        SELECT c.conname, c.contypid, pg_get_constraintdef(c.oid) AS def INTO con FROM pg_constraint c WHERE c.oid = failed::oid;
+        RAISE EXCEPTION 'new ids would fail the check constraint % of %: % is false for the first new id, %',
+                quote_ident(con.conname),
+                CASE WHEN con.contypid = 0 THEN h.relid::regclass::text
+                     ELSE format('the domain %s (of %s.%I)', con.contypid::regtype, h.relid::regclass, h.attname) END,
+                con.def, first_id
+            USING ERRCODE = '23514', HINT = 'Every row that takes a new id would be refused: change or drop the constraint '
+                  'in the same transaction (' || CASE WHEN con.contypid = 0
+                  THEN format('ALTER TABLE %s DROP CONSTRAINT %I, then ADD CONSTRAINT ... CHECK (...) if it still has a '
+                              'use', h.relid::regclass, con.conname)
+                  ELSE format('ALTER DOMAIN %s DROP CONSTRAINT %I', con.contypid::regtype, con.conname) END
+                  || '), then convert.';
+    END LOOP;
+END
+$fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE FUNCTION snowflake_internal.convert_kind(tbl regclass, keynum int2) RETURNS text
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT CASE WHEN a.attidentity <> '' THEN 'identity'
+            WHEN d.expr LIKE 'nextval(%' THEN
+                CASE WHEN pg_get_serial_sequence(tbl::text, a.attname) IS NULL THEN 'nextval' ELSE 'serial' END
+            WHEN d.expr ~ '^snowflake\.nextval\((''([^'']|'''')*''::regclass)?\)$' THEN 'pgedge' END
+FROM pg_attribute a
+LEFT JOIN LATERAL (SELECT pg_get_expr(ad.adbin, ad.adrelid) AS expr FROM pg_attrdef ad
+                   WHERE ad.adrelid = a.attrelid AND ad.adnum = a.attnum) d ON true
+WHERE a.attrelid = tbl AND a.attnum = keynum AND NOT a.attisdropped
+$fn$;
+CREATE FUNCTION snowflake_internal.convert_key(tbl regclass, col name, OUT attnum int2, OUT atttypid regtype,
+                                      OUT attidentity "char", OUT kind text)
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    rel record;
+    default_expr text;
+    max_id bigint;
+    first_id bigint;
+    fix text;
+    target text := tbl::text || '.' || quote_ident(col);
+BEGIN
+    SELECT c.relkind, c.relpersistence, c.relispartition INTO rel FROM pg_class c WHERE c.oid = tbl;
+    IF rel.relispartition THEN
+        RAISE EXCEPTION 'table % is a partition of %', tbl, pg_partition_root(tbl)
+            USING ERRCODE = '0A000', HINT = format('Convert the partitioned table from its root: '
+                  'snowflake_convert_column(%L, %L) converts every partition.', pg_partition_root(tbl)::text, col);
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = tbl) THEN
+        RAISE EXCEPTION 'table % inherits from %', tbl,
+                (SELECT string_agg(inhparent::regclass::text, ', ' ORDER BY inhseqno) FROM pg_inherits WHERE inhrelid = tbl)
+            USING ERRCODE = '0A000', HINT = 'A column inherited from a parent table cannot change type on its own: '
+                  'convert it by hand from the parent (ALTER TABLE parent ALTER COLUMN ... TYPE bigint recurses).';
+    END IF;
+    IF rel.relkind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '% is not a table', tbl
+            USING ERRCODE = '42809', HINT = 'Name an ordinary or partitioned table whose key column has a sequence default.';
+    END IF;
+    IF rel.relpersistence = 't' THEN
+        RAISE EXCEPTION 'table % is temporary', tbl
+            USING ERRCODE = '0A000', HINT = 'A temporary table lives for one session: '
+                  'give it DEFAULT snowflake_nextval() when you create it.';
+    END IF;
+    SELECT a.attnum, a.atttypid, a.attidentity INTO attnum, atttypid, attidentity
+    FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column % does not exist', target
+            USING ERRCODE = '42703', HINT = 'Name the key column of the table, as \d shows it.';
+    END IF;
+    -- (A domain over one of them too: over bigint it is kept, over a smaller one refused with the
+    -- other columns of domains, convert_blockers.)
+    IF snowflake_internal.convert_base_type(atttypid) NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
+        RAISE EXCEPTION 'column % is of type %, not an integer', target, atttypid
+            USING ERRCODE = '42804', HINT = 'Only smallint, integer and bigint key columns (or of a domain over them: '
+                  'serial, bigserial, identity, DEFAULT nextval) can become snowflake ids.';
+    END IF;
+    kind := snowflake_internal.convert_kind(tbl, attnum);
+    IF kind IS NULL THEN
+        default_expr := pg_get_expr((SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = attnum), tbl);
+        -- A default of snowflake_nextval() is suggested only if new ids would start above the old.
+        BEGIN
+            SELECT f.max_id, f.first_id, f.hint INTO max_id, first_id, fix
+            FROM snowflake_internal.convert_floor(tbl, col, NULL, false) f;
+        EXCEPTION WHEN insufficient_privilege THEN
+            first_id := NULL;
+        END;
+        RAISE EXCEPTION 'column % is not a serial, identity, DEFAULT nextval() or pgEdge DEFAULT snowflake.nextval() column (its default: %)',
+                target, coalesce(default_expr, 'none')
+            USING ERRCODE = '42804', HINT = CASE
+                WHEN max_id >= first_id THEN format('Its values reach %s, not below %s, the first id this server would '
+                     'give it: a snowflake_nextval() default would put new ids below old ones. ', max_id, first_id) || fix
+                WHEN first_id IS NOT NULL THEN 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... '
+                     'SET DEFAULT snowflake_nextval() (' || CASE WHEN max_id IS NULL THEN 'it holds no value yet'
+                     ELSE format('its largest value, %s, is below the first id this server would give it now', max_id)
+                     END || ').'
+                ELSE 'To give it snowflake ids anyway: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval(), '
+                     'once SELECT max(...) of the column is below snowflake_from_timestamp(now()).' END;
+    END IF;
+END
+$fn$;
+CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT true,
+                                         drop_sequence boolean DEFAULT true, recreate_views boolean DEFAULT false,
+                                         subscribers_widened boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    key record;
+    b record;
+    seq text;
+    users text;
+    foreign_owners text;
+    grants text;
+    rels oid[];
+    actions text[];
+    cols name[];
+    statements text[];
+    locked oid[];
+    wanted record;
+    more boolean;
+    first_id bigint;
+    widened text;
+BEGIN
+    PERFORM snowflake_internal.convert_isolation();
+    locked := '{}';
+    -- Planned and checked as the catalogs are; to run, planned and checked again once what it
+    -- reaches is locked (below), until nothing new came in meanwhile.
+    LOOP
+        SELECT * INTO key FROM snowflake_internal.convert_key(tbl, col);
+        FOR b IN SELECT * FROM snowflake_internal.convert_blockers(tbl, col, key.attnum, recreate_views,
+                                                                   subscribers_widened) LOOP
+            RAISE EXCEPTION USING ERRCODE = b.state, MESSAGE = b.message, HINT = b.hint;
+        END LOOP;
+        -- A sequence it would drop (or that DROP IDENTITY drops) that something else still uses:
+        -- refused, rather than half-way.
+        seq := pg_get_serial_sequence(tbl::text, col);
+        IF seq IS NOT NULL AND (drop_sequence OR key.attidentity <> '') THEN
+            users := snowflake_internal.convert_sequence_users(tbl, key.attnum, seq::regclass);
+            IF users IS NOT NULL THEN
+                RAISE EXCEPTION 'sequence % of %.% is used by other objects too: %', seq, tbl, quote_ident(col), users
+                    USING ERRCODE = '2BP01', HINT = CASE WHEN key.attidentity <> ''
+                          THEN 'An identity''s sequence goes with it (DROP IDENTITY): make them use another sequence, or '
+                               'drop them, or convert those columns first; then convert.'
+                          ELSE 'Keep it with drop_sequence => false (no column owns it then), or make them use another '
+                               'sequence, or convert those columns first.' END;
+            END IF;
+        END IF;
+        -- Every statement, planned in full before the first runs (the views are read before they
+        -- are dropped); each runs as the owner of what it touches, and so do the locks and the
+        -- CHECKs evaluated at a new id: the caller must be able to become each owner (SET ROLE),
+        -- the one rule of snowflake_internal.as_owner(), asked here first
+        -- (snowflake_internal.missing_grant()) so that a refusal comes before anything runs.
+        SELECT array_agg(s.relid ORDER BY s.n), array_agg(s.action ORDER BY s.n), array_agg(s.attname ORDER BY s.n),
+               array_agg(s.statement ORDER BY s.n)
+        INTO rels, actions, cols, statements
+        FROM snowflake_internal.convert_statements(tbl, col, key.attnum, key.attidentity <> '', seq::regclass,
+                                                   drop_sequence) s;
+        SELECT string_agg(DISTINCT format('%s (owned by %I)', o.relid::regclass, pg_get_userbyid(o.owner)), ', ')
+                   FILTER (WHERE snowflake_internal.missing_grant(o.owner) IS NOT NULL),
+               string_agg(DISTINCT snowflake_internal.missing_grant(o.owner), '; ')
+        INTO foreign_owners, grants
+        FROM (SELECT s.relid, s.owner FROM snowflake_internal.convert_statements(tbl, col, key.attnum,
+                                                 key.attidentity <> '', seq::regclass, drop_sequence) s
+              WHERE s.action IS NOT NULL
+              UNION
+              SELECT h.relid, c.relowner FROM snowflake_internal.convert_holders(tbl, key.attnum) h
+              JOIN pg_class c ON c.oid = h.relid WHERE h.level = 0 AND (h.widen OR h.referenceable)
+              UNION
+              SELECT k.relid, c.relowner FROM snowflake_internal.convert_checked(tbl, key.attnum) k
+              JOIN pg_class c ON c.oid = k.relid) o;
+        IF foreign_owners IS NOT NULL THEN
+            RAISE EXCEPTION 'permission denied: converting %.% runs statements as owners that % may not become (SET ROLE): %',
+                    tbl, quote_ident(col), session_user, foreign_owners
+                USING ERRCODE = '42501', HINT = 'Each statement runs as the owner of what it alters (restricted, as VACUUM '
+                      'and ANALYZE run table code), only for a caller that could become that owner itself (SET ROLE; its '
+                      'privileges alone, INHERIT, are not enough): convert as a role that may become them all (a superuser '
+                      'may), or ' || grants || ', or have the owners of the other referencing tables widen their columns '
+                      'first (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), then convert.';
+        END IF;
+        EXIT WHEN dry_run;
+        -- Lock the table (no row comes in, no foreign key is added to it, until the transaction ends)
+        -- and what will hold the key's values: the tables it widens (ACCESS EXCLUSIVE, as their
+        -- ALTER TABLE will), those it does not but a foreign key could reference (SHARE UPDATE
+        -- EXCLUSIVE: read and written meanwhile, but no foreign key added to them). Then plan and
+        -- check again, as the catalogs are once locked (READ COMMITTED: convert_isolation): a
+        -- foreign key added while it waited brings new columns to lock; until nothing new comes.
+        more := false;
+        FOR wanted IN SELECT h.relid, bool_or(h.widen) OR h.relid = tbl AS exclusive
+                      FROM snowflake_internal.convert_holders(tbl, key.attnum) h
+                      WHERE h.level = 0 AND (h.widen OR h.referenceable OR h.relid = tbl) AND h.relid <> ALL (locked)
+                      GROUP BY h.relid ORDER BY h.relid <> tbl, min(h.depth), h.relid::regclass::text LOOP
+            PERFORM snowflake_internal.as_owner(CASE WHEN wanted.exclusive THEN 'lock' ELSE 'hold' END, wanted.relid);
+            locked := locked || wanted.relid;
+            more := true;
+        END LOOP;
+        EXIT WHEN NOT more;
+    END LOOP;
+    -- New ids above the old: checked against the clock first (no refusal below suggests a default
+    -- that would go below), then, to run, against an id issued with the table locked; and each
+    -- CHECK of a column that will hold them evaluated at that first id.
+    first_id := snowflake_internal.convert_above(tbl, col, key.kind, false);
+    -- With Citus: what its DDL propagation would refuse half-way, refused before anything runs.
+    PERFORM snowflake_internal.convert_citus_check(tbl, col,
+        ARRAY(SELECT t.relid FROM snowflake_internal.convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n),
+        ARRAY(SELECT t.attname FROM snowflake_internal.convert_targets(tbl, key.attnum) t WHERE t.widen ORDER BY t.n));
+    IF NOT dry_run THEN
+        -- Refuse before changing anything if this server cannot make ids, or would make them below
+        -- the column's: no row comes in meanwhile.
+        first_id := snowflake_internal.convert_above(tbl, col, key.kind, true);
+    END IF;
+    PERFORM snowflake_internal.convert_checks(tbl, key.attnum, first_id);
+    widened := (SELECT string_agg(format('%s.%I', t.relid::regclass, t.attname), ', ' ORDER BY t.n)
+                FROM snowflake_internal.convert_targets(tbl, key.attnum) t WHERE t.widen);
+    FOR i IN 1 .. cardinality(statements) LOOP
+        IF dry_run OR left(statements[i], 3) = '-- ' THEN
+            NULL;
+        ELSIF actions[i] IS NULL THEN
+            EXECUTE statements[i];
+        ELSE
+            PERFORM snowflake_internal.as_owner(actions[i], rels[i], cols[i]);
+        END IF;
+        RETURN NEXT statements[i];
+    END LOOP;
+    -- Sessions that prepared statements or compiled PL/pgSQL before the commit keep the old types.
+    IF NOT dry_run AND widened IS NOT NULL THEN
+        RAISE NOTICE 'converted %.%; these columns are bigint now: %', tbl, quote_ident(col), widened
+            USING HINT = 'Sessions that prepared statements using them before this transaction commits fail ("cached '
+                  'plan must not change result type") until they prepare them again, and PL/pgSQL functions they '
+                  'compiled keep the old types (%TYPE, row variables) until they end: reconnect them (restart the '
+                  'application''s pool), or DEALLOCATE the prepared statements.';
+    END IF;
+END
+$fn$;
 CREATE FUNCTION snowflake_internal.convert_candidates()
 RETURNS TABLE (n int, relid oid, attname name, kind text)
 LANGUAGE sql STABLE STRICT
@@ -999,7 +1386,7 @@ FROM cols c WHERE c.kind IS NOT NULL
 ORDER BY 1
 $fn$;
 CREATE FUNCTION snowflake_convert_all(dry_run boolean DEFAULT true, drop_sequence boolean DEFAULT true,
-                                      recreate_views boolean DEFAULT false)
+                                      recreate_views boolean DEFAULT false, subscribers_widened boolean DEFAULT false)
 RETURNS TABLE (table_name regclass, column_name name, kind text, max_id bigint, converts boolean,
                error_code text, message text, hint text, statements text[])
 LANGUAGE plpgsql VOLATILE STRICT
@@ -1021,8 +1408,11 @@ BEGIN
         hint := NULL;
         BEGIN
             max_id := (SELECT f.max_id FROM snowflake_internal.convert_floor(table_name, column_name, kind, false) f);
-            statements := ARRAY(SELECT @extschema@.snowflake_convert_column(table_name, column_name, true,
-                                                                            drop_sequence, recreate_views));
+            -- (Without the note on pgEdge defaults left on other columns: this converts them all.)
+            statements := ARRAY(SELECT s FROM @extschema@.snowflake_convert_column(table_name, column_name, true,
+                                                                                   drop_sequence, recreate_views,
+                                                                                   subscribers_widened) s
+                                WHERE s NOT LIKE '-- pgEdge''s snowflake.nextval() stays %');
             converts := true;
         EXCEPTION WHEN others THEN
             GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, error_code = RETURNED_SQLSTATE, hint = PG_EXCEPTION_HINT;
@@ -1061,11 +1451,79 @@ BEGIN
         error_code := NULL;
         message := NULL;
         hint := NULL;
-        statements := ARRAY(SELECT @extschema@.snowflake_convert_column(table_name, column_name, false,
-                                                                        drop_sequence, recreate_views));
+        statements := ARRAY(SELECT s FROM @extschema@.snowflake_convert_column(table_name, column_name, false,
+                                                                               drop_sequence, recreate_views,
+                                                                               subscribers_widened) s
+                            WHERE s NOT LIKE '-- pgEdge''s snowflake.nextval() stays %');
         RETURN NEXT;
     END LOOP;
 END
+$fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE FUNCTION snowflake_internal.convert_statements(tbl regclass, col name, keynum int2, identity boolean,
+                                                      seq regclass, drop_sequence boolean)
+RETURNS TABLE (n int, relid oid, owner oid, action text, attname name, statement text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT (row_number() OVER (ORDER BY s.k, s.i))::int, s.relid,
+       CASE WHEN s.action IS NULL THEN (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) ELSE c.relowner END,
+       s.action, s.attname,
+       coalesce(s.ddl, snowflake_internal.owner_statement(s.action, s.relid, s.attname)) FROM (
+    SELECT 1 AS k, 0::bigint AS i, tbl::oid AS relid, CASE WHEN identity THEN 'drop_identity' ELSE 'drop_default' END AS action,
+           col AS attname, NULL::text AS ddl
+    UNION ALL
+    -- (An identity's own sequence goes with it. Others go, or are let go, before any type changes:
+    -- Citus refuses ALTER COLUMN TYPE on a column that owns a sequence.)
+    SELECT 2, 0, seq, CASE WHEN drop_sequence THEN 'drop_sequence' ELSE 'disown_sequence' END, NULL, NULL
+    WHERE NOT identity AND seq IS NOT NULL
+    UNION ALL
+    SELECT 3, -v.n, v.view, 'drop_view', NULL, NULL
+    FROM snowflake_internal.convert_views(tbl, keynum) v
+    UNION ALL
+    SELECT 4, t.n, t.relid, 'widen', t.attname, NULL
+    FROM snowflake_internal.convert_targets(tbl, keynum) t WHERE t.widen
+    UNION ALL
+    SELECT 5, 0, tbl, 'set_default', col, NULL
+    UNION ALL
+    SELECT 6, 0, tbl, NULL, NULL, format('GRANT EXECUTE ON FUNCTION %s TO %s', '@extschema@.snowflake_nextval()'::regprocedure,
+                                         string_agg(i.rolname, ', ' ORDER BY i.rolname))
+    FROM snowflake_internal.convert_inserters(tbl, keynum) i WHERE i.role <> 0 HAVING count(*) > 0
+    UNION ALL
+    -- (Created again by the caller and given back to their owner, as before the conversion: parsing
+    -- a view's definition runs no code of its functions, and its owner may have no CREATE
+    -- privilege on its schema.)
+    SELECT 7, v.n * 1000000 + x.k, v.view, NULL, NULL, x.d
+    FROM snowflake_internal.convert_views(tbl, keynum) v,
+         LATERAL snowflake_internal.convert_view_ddl(v.view::regclass) WITH ORDINALITY AS x(d, k)
+    UNION ALL
+    SELECT 8, p.n, tbl, NULL, NULL,
+           format('-- logical replication publishes %s: on every subscriber, before it receives a new id: ALTER TABLE %s '
+                  'ALTER COLUMN %I TYPE bigint', p.what, p.relid::regclass, p.attname)
+    FROM (SELECT t.n, t.relid, t.attname,
+                 string_agg(DISTINCT format('%s (publication %I)', w.relid::regclass, pt.pubname), ', ') AS what
+          FROM snowflake_internal.convert_targets(tbl, keynum) t
+          JOIN snowflake_internal.convert_reach(tbl, keynum) w ON w.n = t.n
+          JOIN pg_class wc ON wc.oid = w.relid
+          JOIN pg_publication_tables pt ON pt.schemaname = wc.relnamespace::regnamespace::text AND pt.tablename = wc.relname
+          WHERE t.widen GROUP BY t.n, t.relid, t.attname) p
+    UNION ALL
+    SELECT 9, 0, tbl, NULL, NULL,
+           format('-- pgEdge''s snowflake.nextval() stays the default of %s: while it does, their new ids and those of %s.%I '
+                  'may be equal (pgEdge''s ids are unique per sequence, pg_snowflake''s across the server); ids stay '
+                  'unique within each table. For ids unique across tables, convert them all at once: '
+                  'snowflake_convert_all().', string_agg(e.what, ', ' ORDER BY e.what), tbl, col)
+    FROM (SELECT format('%s.%I', ad.adrelid::regclass, a.attname) AS what
+          FROM pg_attrdef ad JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+          JOIN pg_class ac ON ac.oid = ad.adrelid
+          WHERE a.attinhcount = 0 AND NOT ac.relispartition AND NOT (ad.adrelid = tbl AND ad.adnum = keynum)
+            AND pg_get_expr(ad.adbin, ad.adrelid) LIKE 'snowflake.nextval(%'
+            AND snowflake_internal.convert_kind(ad.adrelid::regclass, ad.adnum) = 'pgedge') e
+    HAVING count(*) > 0) s
+JOIN pg_class c ON c.oid = s.relid
+ORDER BY 1
 $fn$;
 /* </end connected objects> */
 
@@ -1408,13 +1866,13 @@ COMMENT ON FUNCTION snowflake_to_jsonb(bigint) IS
     'An id and its fields as JSON, the id as a decimal string (JSON numbers above 2^53 lose digits in JavaScript)';
 COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
     'Range-partition bounds on the id, one row per step of time (in UTC) from the first time to at least the second: FOR VALUES FROM (from_id) TO (to_id)';
-COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean) IS
-    'Turns a serial, identity, DEFAULT nextval() or pgEdge snowflake.nextval() key column into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it (every partition of a partitioned table; the views on them recreated with recreate_views); refuses a column whose values are not below the first new id; returns the DDL, runs it unless dry_run';
-COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
+COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean, boolean, boolean) IS
+    'Turns a serial, identity, DEFAULT nextval() or pgEdge snowflake.nextval() key column into bigint DEFAULT snowflake_nextval(), widening every foreign key that references it, at any depth (every partition of a partitioned table; the views on them recreated with recreate_views; published tables once subscribers_widened), and granting EXECUTE on snowflake_nextval() to the roles that insert; refuses a column whose values are not below the first new id, and whatever the real run would fail on; returns the plan, runs it unless dry_run';
+COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean, boolean) IS
     'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; a row per column with its verdict and statements; a dry run (the default) is a plan, a real run converts all or refuses them all together';
 COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column(), snowflake_convert_all() and snowflake_check_peers(); not for direct use';
-COMMENT ON FUNCTION snowflake_internal.as_owner(text, oid, text) IS
-    'For the conversion: one action out of a closed set (max, min, lock, drop_identity, drop_default, drop_sequence, disown_sequence, drop_view, widen, set_default) on a relation, run as its owner in a security-restricted operation (as VACUUM and ANALYZE run table code), only where SET ROLE to that owner would be allowed (the session user''s memberships; never inside a SECURITY DEFINER function or a security-restricted operation); returns the value read (max, min)';
+COMMENT ON FUNCTION snowflake_internal.as_owner(text, oid, text, bigint) IS
+    'For the conversion: one action out of a closed set (max, min, lock, hold, check, drop_identity, drop_default, drop_sequence, disown_sequence, drop_view, widen, set_default) on a relation, run as its owner in a security-restricted operation (as VACUUM and ANALYZE run table code), only where SET ROLE to that owner would be allowed (the session user''s memberships; never inside a SECURITY DEFINER function or a security-restricted operation); returns the value read (max, min; check: the CHECK constraint the id fails)';
 COMMENT ON FUNCTION snowflake_internal.owner_statement(text, oid, text) IS
     'For the conversion: the statement snowflake_internal.as_owner() runs for an action, as the plan shows it';
 COMMENT ON FUNCTION snowflake_internal.missing_grant(oid) IS

@@ -42,6 +42,15 @@ enum Action {
     Min,
     /// `LOCK TABLE rel IN ACCESS EXCLUSIVE MODE`: no row comes in during the conversion.
     Lock,
+    /// `LOCK TABLE rel IN SHARE UPDATE EXCLUSIVE MODE`: a table that will hold new ids without
+    /// being altered: no foreign key is added to it meanwhile (adding one takes SHARE ROW
+    /// EXCLUSIVE), while its rows are still read and written.
+    Hold,
+    /// The CHECK constraints a new id must pass in `rel.col`: the table's own on that column alone
+    /// and those of the column's domains, each evaluated at the id given (`SELECT (expr) IS NOT
+    /// FALSE FROM (SELECT id::bigint AS col) AS s`, the expression printed from the catalog);
+    /// returns the first that fails (its `pg_constraint` oid), or NULL.
+    Check,
     /// `ALTER TABLE rel ALTER COLUMN col DROP IDENTITY`.
     DropIdentity,
     /// `ALTER TABLE rel ALTER COLUMN col DROP DEFAULT`.
@@ -58,10 +67,12 @@ enum Action {
     SetDefault,
 }
 
-const ACTIONS: [(&str, Action); 10] = [
+const ACTIONS: [(&str, Action); 12] = [
     ("max", Action::Max),
     ("min", Action::Min),
     ("lock", Action::Lock),
+    ("hold", Action::Hold),
+    ("check", Action::Check),
     ("drop_identity", Action::DropIdentity),
     ("drop_default", Action::DropDefault),
     ("drop_sequence", Action::DropSequence),
@@ -98,7 +109,7 @@ impl Action {
     }
 
     fn needs_column(self) -> bool {
-        !matches!(self, Action::Lock | Action::DropSequence | Action::DisownSequence | Action::DropView)
+        !matches!(self, Action::Lock | Action::Hold | Action::DropSequence | Action::DisownSequence | Action::DropView)
     }
 }
 
@@ -183,6 +194,12 @@ fn statement(action: Action, rel: &str, col: Option<&str>) -> String {
         Action::Max => format!("SELECT max({})::bigint FROM {rel}", col()),
         Action::Min => format!("SELECT min({})::bigint FROM {rel}", col()),
         Action::Lock => format!("LOCK TABLE {rel} IN ACCESS EXCLUSIVE MODE"),
+        Action::Hold => format!("LOCK TABLE {rel} IN SHARE UPDATE EXCLUSIVE MODE"),
+        // (One statement per constraint, built by checks(): shown here as what each evaluates.)
+        Action::Check => format!(
+            "SELECT (<each CHECK of {rel}.{0} and of its domains>) IS NOT FALSE FROM (SELECT $1::bigint AS {0}) AS s",
+            col()
+        ),
         Action::DropIdentity => format!("ALTER TABLE {rel} ALTER COLUMN {} DROP IDENTITY", col()),
         Action::DropDefault => format!("ALTER TABLE {rel} ALTER COLUMN {} DROP DEFAULT", col()),
         Action::DropSequence => format!("DROP SEQUENCE {rel}"),
@@ -222,6 +239,48 @@ fn execute(statement: &str) -> Option<i64> {
         table.first().get::<i64>(1)
     })
     .unwrap_or_else(|e| error!("snowflake_internal.as_owner: {e}"))
+}
+
+/// The catalog's list for the `check` action: every CHECK constraint of the relation `$1` on the
+/// column `$2` alone, its expression printed for that table; then those of the column's domain and
+/// of the domains below it, printed with `VALUE`.
+const CHECKS: &str = "WITH RECURSIVE col AS (
+        SELECT a.attnum, a.atttypid FROM pg_catalog.pg_attribute a
+        WHERE a.attrelid = $1 AND a.attname OPERATOR(pg_catalog.=) $2 AND NOT a.attisdropped),
+    domains(typ) AS (
+        SELECT t.oid FROM col JOIN pg_catalog.pg_type t ON t.oid = col.atttypid WHERE t.typtype = 'd'
+        UNION
+        SELECT t.typbasetype FROM domains d JOIN pg_catalog.pg_type t ON t.oid = d.typ
+        JOIN pg_catalog.pg_type b ON b.oid = t.typbasetype WHERE b.typtype = 'd')
+    SELECT c.oid::pg_catalog.int8, pg_catalog.pg_get_expr(c.conbin, c.conrelid), false
+    FROM pg_catalog.pg_constraint c, col WHERE c.conrelid = $1 AND c.contype = 'c' AND c.conkey = ARRAY[col.attnum]
+    UNION ALL
+    SELECT c.oid::pg_catalog.int8, pg_catalog.pg_get_expr(c.conbin, 0), true
+    FROM pg_catalog.pg_constraint c JOIN domains d ON c.contypid = d.typ WHERE c.contype = 'c'
+    ORDER BY 3, 1";
+
+/// The `check` action (see [`Action::Check`]): the first CHECK constraint that `id` fails in
+/// `rel.col` (its oid), or NULL. Run as the owner, restricted: its expressions are printed from
+/// the catalog under the `search_path` set for the action (`pg_catalog, pg_temp`), so that every
+/// name off that path is qualified, then evaluated there.
+fn checks(rel: pg_sys::Oid, col: &str, id: i64) -> Option<i64> {
+    Spi::connect_mut(|client| {
+        let mut list = Vec::new();
+        for row in client.select(CHECKS, None, &[rel.into(), col.into()])? {
+            list.push((row.get::<i64>(1)?, row.get::<String>(2)?, row.get::<bool>(3)?.unwrap_or(false)));
+        }
+        for (oid, expr, domain) in list {
+            let (Some(oid), Some(expr)) = (oid, expr) else { continue };
+            let alias = if domain { "value".to_string() } else { quote(col) };
+            let statement =
+                format!("SELECT ({expr}) IS NOT FALSE FROM (SELECT ({id})::pg_catalog.int8 AS {alias}) AS s");
+            if client.update(statement.as_str(), None, &[])?.first().get::<bool>(1)? == Some(false) {
+                return Ok(Some(oid));
+            }
+        }
+        Ok(None)
+    })
+    .unwrap_or_else(|e: pgrx::spi::SpiError| error!("snowflake_internal.as_owner: {e}"))
 }
 
 /// Test builds only: the mechanism switched off (statements run as the caller, unrestricted), the
@@ -340,7 +399,12 @@ mod snowflake_internal {
     /// operation (see the top of this file), and returns the value read (max, min) or NULL.
     /// Refuses (42501) where `SET ROLE` to the owner would be refused ([`refusal`]).
     #[pg_extern(volatile, parallel_unsafe)]
-    fn as_owner(action: &str, rel: pg_sys::Oid, col: default!(Option<&str>, "NULL")) -> Option<i64> {
+    fn as_owner(
+        action: &str,
+        rel: pg_sys::Oid,
+        col: default!(Option<&str>, "NULL"),
+        id: default!(Option<i64>, "NULL"),
+    ) -> Option<i64> {
         let action = Action::parse(action);
         let (name, owner, kind) = relation(rel);
         let (kinds, what) = action.kinds();
@@ -357,8 +421,21 @@ mod snowflake_internal {
             statement(action, &name, None); // raises: the action needs a column
         }
         let statement = statement(action, &name, col);
+        if action == Action::Check && id.is_none() {
+            ErrorReport::new(
+                PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+                "the check action of a conversion needs an id",
+                "snowflake_internal.as_owner",
+            )
+            .set_hint("Name the id the column's CHECK constraints are evaluated at (the first new id).")
+            .report(PgLogLevel::ERROR);
+        }
+        let run = || match (action, col, id) {
+            (Action::Check, Some(col), Some(id)) => checks(rel, col, id),
+            _ => execute(&statement),
+        };
         if switched_off() {
-            return execute(&statement);
+            return run();
         }
         if let Some((why, grant)) = refusal(owner) {
             ErrorReport::new(
@@ -383,7 +460,7 @@ mod snowflake_internal {
         };
         set_local(c"search_path", c"pg_catalog, pg_temp");
         set_local(c"row_security", c"off");
-        let result = execute(&statement);
+        let result = run();
         // SAFETY: the nest level and the user id saved above. false: what the statement's code
         // set is undone too, as after ANALYZE.
         unsafe {

@@ -38,16 +38,27 @@ pgrx::extension_sql_file!(
     ]
 );
 // PL/pgSQL: catalog queries, and actions run as their relation's owner (as_owner.rs), in the
-// caller's transaction.
+// caller's transaction; one file per concern (sql/convert_column.sql says which), in the order
+// their SQL-language functions need each other.
+// (After as_owner.rs's functions, which create the schema snowflake_internal.)
 pgrx::extension_sql_file!(
-    "../../../sql/convert_column.sql",
-    name = "convert_column",
+    "../../../sql/convert_reach.sql",
+    name = "convert_reach",
     requires = [
         as_owner::snowflake_internal::as_owner,
         as_owner::snowflake_internal::owner_statement,
         as_owner::snowflake_internal::missing_grant
     ]
 );
+pgrx::extension_sql_file!("../../../sql/convert_views.sql", name = "convert_views", requires = ["convert_reach"]);
+pgrx::extension_sql_file!(
+    "../../../sql/convert_refusals.sql",
+    name = "convert_refusals",
+    requires = ["convert_views", generate::snowflake_nextval]
+);
+pgrx::extension_sql_file!("../../../sql/convert_floor.sql", name = "convert_floor", requires = ["convert_refusals"]);
+pgrx::extension_sql_file!("../../../sql/convert_column.sql", name = "convert_column", requires = ["convert_floor"]);
+pgrx::extension_sql_file!("../../../sql/convert_plan.sql", name = "convert_plan", requires = ["convert_column"]);
 
 /// 2000-01-01, PostgreSQL's timestamp epoch, in milliseconds since 1970.
 const PG_EPOCH_MS: i64 = 946_684_800_000;
