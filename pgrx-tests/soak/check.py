@@ -306,7 +306,7 @@ def documented(kind, server, cfg, f):
         if f.get("member") != "all":
             return 0.0, "many-servers.md: a member that fails or hangs is given up on and the next asked"
         return cut(f["secs"])
-    if kind in ("partition", "late_partition"):
+    if kind in ("partition", "late_partition", "stall_across_switch"):
         if not leased:
             return 0.0, "a hand-set server's ids do not depend on etcd"
         return cut(f["secs"])
@@ -412,7 +412,7 @@ def plot(out, cfg, ids, rows, path_png):
     series = {n: np.histogram(ids.at[ids.server == si] / 1e9 - t0, bins=bins)[0] for si, n in enumerate(servers)}
     colours = {"stop_backend": "#9467bd", "kill_backend": "#d62728", "kill_postmaster": "#8c0000", "restart": "#ff7f0e",
                "terminate_worker": "#bcbd22", "stop_etcd_member": "#7f7f7f", "stop_etcd_leader": "#404040",
-               "partition": "#1f77b4", "late_partition": "#17becf", "clock_offset": "#2ca02c", "promote": "#e377c2"}
+               "partition": "#1f77b4", "late_partition": "#17becf", "stall_across_switch": "#8c564b", "clock_offset": "#2ca02c", "promote": "#e377c2"}
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -470,7 +470,7 @@ def replay_line(cfg):
     """The command that runs this soak again: the same seed, so the same schedule of faults."""
     line = "bash pgrx-tests/soak.sh --seed %d --minutes %g" % (cfg["seed"], cfg["minutes"])
     for option, key, default in (("--ttl", "ttl", 5), ("--machine-bits", "machine_bits", 2), ("--gap", "gap", 4.0),
-                                 ("--bulk-rows", "bulk_rows", 500)):
+                                 ("--bulk-rows", "bulk_rows", 300)):
         if cfg.get(key, default) != default:
             line += " %s %s" % (option, cfg[key])
     if cfg["control"]:
@@ -538,6 +538,17 @@ def main(out):
         w(line)
     w("faults that cost more than the manual says (+1 s): %d of %d" % (over, len(rows)))
     w("plot: %s" % png)
+    w("")
+    # What does not depend on the run's timing, for the scenarios' compared output.
+    scheduled = {f["kind"] for f in cfg["schedule"]}
+    w("summary: the soak: seed %d, %g minutes%s" % (cfg["seed"], cfg["minutes"], control))
+    w("summary: every kind of fault in the schedule: %s (%d kinds)" % (
+        "yes" if scheduled >= set(cfg.get("kinds", scheduled)) else "no", len(scheduled)))
+    w("summary: ids acknowledged by each of l1, l2, l3 and h: %s" % (
+        "yes" if all(per.get(n, 0) > 0 for n in ("l1", "l2", "l3", "h")) else "no"))
+    for name, lines in results:
+        w("summary: %s: %s" % (name, "ok" if not lines else "FAILED"))
+    w("summary: the plot written: %s" % ("yes" if os.path.getsize(png) > 0 else "no"))
     w("")
     w("verdict: %s" % ("FAILED: a promise is broken (above)" if failed else "every promise kept"))
     text = "\n".join(report) + "\n"

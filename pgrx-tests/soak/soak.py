@@ -80,6 +80,7 @@ WEIGHTS = {
     **{k: 1 for k in PROXY_FAULTS},
     "partition": 2,
     "late_partition": 2,
+    "stall_across_switch": 1.5,
     "clock_offset": 2,
 }
 KINDS = list(WEIGHTS) + ["promote"]
@@ -115,7 +116,7 @@ def make_schedule(seed, duration, ttl, gap):
     picks = kinds + rng.choices(kinds, weights=[WEIGHTS[k] for k in kinds], k=n - len(kinds))
     rng.shuffle(picks)
     times = sorted(rng.uniform(start, start + window) for _ in picks)
-    promote_at = start + window * rng.uniform(0.15, 0.35)
+    promote_at = start + window * rng.uniform(0.05, 0.2)
     faults = [{"at": promote_at, "kind": "promote", "target": STANDBY}]
     for at, kind in zip(times, picks):
         # s is a primary 5 s after its promotion: from then on a target like the others.
@@ -156,6 +157,9 @@ def make_schedule(seed, duration, ttl, gap):
         elif kind == "late_partition":
             f.update(target=rng.choice(leasing), secs=round(ttl * rng.uniform(1.2, 3.0), 2),
                      late_after=round(rng.uniform(0.5, 1.5), 2))
+        elif kind == "stall_across_switch":
+            f.update(target=rng.choice(LEASED), secs=round(ttl * rng.uniform(1.5, 3.0), 2),
+                     most=round(rng.uniform(10, 40), 1))
         elif kind == "clock_offset":
             ms = rng.randint(200, 3000) * rng.choice([-1, 1])
             f.update(target=rng.choice(primaries), ms=ms, secs=round(rng.uniform(2, 20), 2))
@@ -424,7 +428,7 @@ class Soak:
             return {("etcd",)}
         if kind in PROXY_FAULTS and f["member"] != "all":
             return {("net", target, f["member"])}
-        if kind in PROXY_FAULTS or kind in ("partition", "late_partition"):
+        if kind in PROXY_FAULTS or kind in ("partition", "late_partition", "stall_across_switch"):
             return {("net", target, m) for m in (1, 2, 3)}
         return set()
 
@@ -670,6 +674,46 @@ class Soak:
         return "a mark write of %s held, forwarded %d ms after it came; %s cut off for %.2f s" % (
             name, late_ms, name, f["secs"]), {"late_ms": late_ms}
 
+    def status(self, name):
+        """(held, machine id, claims) of snowflake_machine_id_status(), or None."""
+        try:
+            return tuple(self.psql(name, "SELECT held, machine_id, claims FROM snowflake_machine_id_status()")[0])
+        except (psycopg.Error, IndexError):
+            return None
+
+    def do_stall_across_switch(self, f):
+        """The bulk connection's backend stopped (in the middle of its INSERT's many calls) while
+        its server is cut off from etcd past its lease, and continued only once the server holds
+        an id again and has issued under it (at most `most` s): a backend stalled across a change
+        of its server's machine id (issue 56), when another server took the id meanwhile."""
+        name = f["target"]
+        pid = self.backend_pid(name, SMALL)
+        if pid is None:
+            return "skipped: its bulk connection has no backend now", {}
+        before = self.status(name)
+        ev = threading.Event()
+        with self.stopped_lock:
+            self.stopped[name][pid] = ev
+        try:
+            os.kill(pid, signal.SIGSTOP)
+            t = time.time()
+            self.partition(name, "refuse", f["secs"])
+            end = time.monotonic() + f["most"]
+            after = None
+            while time.monotonic() < end and not ev.is_set():
+                after = self.status(name)
+                if after and before and after[0] and after[2] > before[2]:
+                    ev.wait(0.5)
+                    break
+                ev.wait(0.2)
+            os.kill(pid, signal.SIGCONT)
+        finally:
+            with self.stopped_lock:
+                self.stopped[name].pop(pid, None)
+        return "backend %d stopped %.2f s across a partition of %.2f s; machine id %s before, %s after" % (
+            pid, time.time() - t, f["secs"], before[1] if before else "?",
+            after[1] if after and after[0] else "none held"), {"pid": pid}
+
     def do_clock_offset(self, f):
         name = f["target"]
 
@@ -805,12 +849,13 @@ class Soak:
         nemesis.join(300)
         t_end = time.time()
         self.finish()
-        config = {"seed": args.seed, "minutes": args.minutes, "gap": args.gap, "bulk_rows": args.bulk_rows, "ttl": self.ttl, "machine_bits": args.machine_bits,
+        config = {"seed": args.seed, "minutes": args.minutes, "gap": args.gap, "bulk_rows": args.bulk_rows,
+                  "ttl": self.ttl, "machine_bits": args.machine_bits,
                   "sequence_bits": 12, "epoch_ms": 1735689600000, "time_unit_ms": 1, "prefix": PREFIX,
                   "control": args.control, "t0": self.t0, "t_end": t_end, "hand_id": self.hand_id,
                   "servers": {n: {"source": "manual" if n == HAND else "etcd", "data_directory": self.pg_dir(n),
                                   "standby_of": "l1" if n == STANDBY else None} for n in SERVERS},
-                  "schedule": schedule, "events": sorted(self.events, key=lambda e: e["n"])}
+                  "kinds": KINDS, "schedule": schedule, "events": sorted(self.events, key=lambda e: e["n"])}
         with open(os.path.join(self.out, "config.json"), "w") as f:
             json.dump(config, f, indent=1)
 
@@ -823,7 +868,7 @@ def main():
     ap.add_argument("--ttl", type=int, default=5)
     ap.add_argument("--machine-bits", type=int, default=2)
     ap.add_argument("--gap", type=float, default=4.0, help="mean seconds between two faults")
-    ap.add_argument("--bulk-rows", type=int, default=500)
+    ap.add_argument("--bulk-rows", type=int, default=300)
     ap.add_argument("--control", choices=sorted(CONTROLS))
     ap.add_argument("--schedule-only", action="store_true", help="print the schedule and stop")
     args = ap.parse_args()
