@@ -494,9 +494,10 @@ def main(out):
     w("soak: seed %d, %g minutes, lease TTL %d s, %d-bit machine ids%s" % (
         cfg["seed"], cfg["minutes"], cfg["ttl"], cfg["machine_bits"], control))
     per = {n: int(np.sum(ids.server == si)) for si, n in enumerate(servers)}
-    w("ids acknowledged: %d (%s); connections: %d; lives: %s" % (
+    w("ids acknowledged: %d (%s); connections: %d; lives: %s; the clients' CPU: %s s in %.0f s" % (
         len(ids.id), ", ".join("%s %d" % kv for kv in per.items()), len(ids.conns),
-        ", ".join("%s %d" % (n, len(lives[n])) for n in servers)))
+        ", ".join("%s %d" % (n, len(lives[n])) for n in servers),
+        "?" if cfg.get("clients_cpu_s") is None else "%.0f" % cfg["clients_cpu_s"], cfg["t_end"] - cfg["t0"]))
     nclaims = sum(len(v) for v in claims.values())
     movers = sum(1 for v in claims.values() for a, b in zip(v, v[1:]) if a["server"] != b["server"])
     w("etcd's history: %d events to revision %d; %d claims, %d of them of an id another server held before"

@@ -28,6 +28,9 @@ done
 [ -n "$OUT" ] || die "--out DIR is needed"
 rm -rf "$OUT"
 mkdir -p "$OUT"
+# An earlier run in the same scratch dir (the scenario runs several) leaves its servers and logs.
+remove_all_clusters
+rm -f "$SCRATCH"/*.log
 
 # At the end, or at a failure: every server and member stopped, the servers' logs kept in OUT.
 finish() {
@@ -48,7 +51,7 @@ declare -p ETCD_PORTS ETCD_CLIENT_PORTS ETCD_CLUSTER ETCD_TOKEN ETCD_BINS ETCD_B
 export SCRATCH PG_BIN PG_CONFIG SOAK_ETCD_PLAN="$SCRATCH/etcd.plan" SOAK_ETCD_PORTS="${ETCD_CLIENT_PORTS[*]}"
 PY=$(soak_python)
 rc=0
-"$PY" "$TESTS_DIR/soak/soak.py" "${args[@]}" || rc=$?
+"$PY" "$TESTS_DIR/soak/soak.py" "${args[@]}" 2>&1 | tee "$OUT/soak.log" || rc=$?
 if [ "$rc" != 0 ]; then
   echo "the soak did not run to its end (status $rc): seed and schedule above"
   exit 2

@@ -807,8 +807,18 @@ class Soak:
                 say("the history from the member on port %d failed: %s" % (port, e))
         raise SystemExit("no etcd member gave the id space's history")
 
+    def cpu_seconds(self, pid):
+        """The CPU time a process has used (user and system), in seconds."""
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return None
+
     def finish(self):
         self.heal()
+        self.clients_cpu = self.cpu_seconds(self.clients.pid)
         self.clients.send_signal(signal.SIGTERM)
         try:
             self.clients.wait(60)
@@ -855,7 +865,7 @@ class Soak:
                   "control": args.control, "t0": self.t0, "t_end": t_end, "hand_id": self.hand_id,
                   "servers": {n: {"source": "manual" if n == HAND else "etcd", "data_directory": self.pg_dir(n),
                                   "standby_of": "l1" if n == STANDBY else None} for n in SERVERS},
-                  "kinds": KINDS, "schedule": schedule, "events": sorted(self.events, key=lambda e: e["n"])}
+                  "clients_cpu_s": self.clients_cpu, "kinds": KINDS, "schedule": schedule, "events": sorted(self.events, key=lambda e: e["n"])}
         with open(os.path.join(self.out, "config.json"), "w") as f:
             json.dump(config, f, indent=1)
 

@@ -10,6 +10,7 @@
 use super::clock::wall_clock_ms;
 use super::etcd_transport::{self, Tcp};
 use super::id_source::{self, hostname, EtcdConfig};
+use super::lease_worker::reload_if_asked;
 use super::tls::{ClientCert, Tls};
 use super::{key_file, mark_store, server_config, shared_memory, worker_exit};
 use pg_snowflake_core::claim::{Claimer, Holder, Reserved, Step, Switches};
@@ -173,6 +174,7 @@ fn gateway_when_ready(config: &EtcdConfig, shared: &SharedState) -> Option<Gatew
                 if !BackgroundWorker::wait_latch(Some(Duration::from_secs(1))) {
                     return None;
                 }
+                reload_if_asked();
             }
         }
     }
@@ -191,6 +193,7 @@ fn reserve(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer, id: 
     // made again (removed by hand meanwhile) or came after an error.
     let mut reported = false;
     while BackgroundWorker::wait_latch(Some(PERIOD)) && !etcd_transport::stop_requested() {
+        reload_if_asked();
         let now = wall_clock_ms();
         if now < next_ms {
             continue;
@@ -249,6 +252,9 @@ fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
     // (wait_latch sees a SIGTERM that came while it waited; stop_requested one that came during a
     // step, whose exchange it ended.)
     while BackgroundWorker::wait_latch(Some(PERIOD)) && !etcd_transport::stop_requested() {
+        // (A reload reaches this worker as every other process: the log's settings, and the test
+        // builds' clock offset, by which the deadlines are reckoned as the backends read the clock.)
+        reload_if_asked();
         let now = wall_clock_ms();
         issuing = say_whether_issuing(&claimer, now, issuing, &mut ever);
         if now < claimer.next_due_ms() && claimer.held().is_some_and(|h| now >= h.sent_ms) {

@@ -56,8 +56,8 @@ pub extern "C-unwind" fn pg_snowflake_lease_main(_arg: pg_sys::Datum) {
 }
 
 /// On SIGHUP, reads the configuration again (snowflake.max_clock_jump, lease_sync, and the
-/// test builds' clock offset reach the worker this way).
-fn reload_if_asked() {
+/// test builds' clock offset reach the worker this way). The machine id's worker calls it too.
+pub(super) fn reload_if_asked() {
     if BackgroundWorker::sighup_received() {
         // SAFETY: the worker's own configuration, outside any transaction, as PostgreSQL's
         // processes do on SIGHUP.
