@@ -95,8 +95,8 @@ COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
     'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; a row per column with its verdict and statements; a dry run (the default) is a plan, a real run converts all or refuses them all together';
 COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column(), snowflake_convert_all() and snowflake_check_peers(); not for direct use';
 COMMENT ON FUNCTION snowflake_internal.as_owner(text, oid, text) IS
-    'For the conversion: one action out of a closed set (max, min, lock, drop_identity, drop_default, drop_sequence, disown_sequence, drop_view, widen, set_default) on a relation, run as its owner in a security-restricted operation (as VACUUM and ANALYZE run table code), for a caller that could SET ROLE to that owner; returns the value read (max, min)';
+    'For the conversion: one action out of a closed set (max, min, lock, drop_identity, drop_default, drop_sequence, disown_sequence, drop_view, widen, set_default) on a relation, run as its owner in a security-restricted operation (as VACUUM and ANALYZE run table code), only where SET ROLE to that owner would be allowed (the session user''s memberships; never inside a SECURITY DEFINER function or a security-restricted operation); returns the value read (max, min)';
 COMMENT ON FUNCTION snowflake_internal.owner_statement(text, oid, text) IS
     'For the conversion: the statement snowflake_internal.as_owner() runs for an action, as the plan shows it';
 COMMENT ON FUNCTION snowflake_internal.missing_grant(oid) IS
-    'For the conversion: NULL when the current user may act as the role (SET ROLE), else the GRANT that would let it';
+    'For the conversion: NULL when the current user may act as the role (where SET ROLE to it would be allowed), else what would let it (the GRANT to the session user, or a call outside a SECURITY DEFINER function)';

@@ -332,6 +332,36 @@ SELECT v.n, 3, '42501', format('permission denied: view %s cannot be created aga
 FROM views v JOIN pg_class c ON c.oid = v.view
 WHERE NOT has_schema_privilege(c.relnamespace, 'CREATE')
 UNION ALL
+-- ALTER VIEW ... OWNER TO, run by a role that is not a superuser, gives a view to a role only if the
+-- caller itself may SET ROLE to it (PostgreSQL 16 and later; membership on 14 and 15: the current
+-- user's, as ALTER ... OWNER TO asks, not the session's) and that role may create in the view's
+-- schema.
+SELECT v.n, 7, '42501', format('permission denied: view %s cannot be given back to its owner %I by %I, who may not '
+                               'SET ROLE %I', v.view::regclass, pg_get_userbyid(c.relowner), current_user,
+                               pg_get_userbyid(c.relowner)),
+       format('The views are created again by the caller, as itself, and given back to their owners with ALTER VIEW '
+              '... OWNER TO, which needs the caller to be able to become the owner: convert as %I or as a superuser, or '
+              'GRANT %I TO %I%s.', pg_get_userbyid(c.relowner), pg_get_userbyid(c.relowner), current_user,
+              CASE WHEN current_setting('server_version_num')::int >= 160000 THEN ' WITH SET TRUE' ELSE '' END)
+FROM views v JOIN pg_class c ON c.oid = v.view
+WHERE recreate_views AND c.relkind = 'v' AND pg_get_userbyid(c.relowner) <> current_user
+  AND NOT CASE WHEN current_setting('server_version_num')::int >= 160000
+               THEN pg_has_role(current_user, c.relowner, 'SET') ELSE pg_has_role(current_user, c.relowner, 'MEMBER') END
+UNION ALL
+-- ALTER VIEW ... OWNER TO, run by a role that is not a superuser, gives a view to a role only if that
+-- role may create in the view's schema.
+SELECT v.n, 6, '42501', format('permission denied: view %s cannot be given back to its owner %I, who has no CREATE '
+                               'privilege on the schema %I', v.view::regclass, pg_get_userbyid(c.relowner),
+                               c.relnamespace::regnamespace::text),
+       format('The views are created again by the caller and given back to their owners with ALTER VIEW ... OWNER TO, '
+              'which needs the owner to have CREATE on the schema unless a superuser runs it: GRANT CREATE ON SCHEMA %I '
+              'TO %I, convert as a superuser, or save, drop and create the view yourself.',
+              c.relnamespace::regnamespace::text, pg_get_userbyid(c.relowner))
+FROM views v JOIN pg_class c ON c.oid = v.view
+WHERE recreate_views AND c.relkind = 'v' AND pg_get_userbyid(c.relowner) <> current_user
+  AND NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
+  AND NOT has_schema_privilege(c.relowner, c.relnamespace, 'CREATE')
+UNION ALL
 SELECT v.n, 4, '0A000', format('view %s has what recreating it would lose: %s', v.view::regclass, b.what),
        'Save them, drop the view, convert with recreate_views => true, and add them again, in one transaction.'
 FROM views v CROSS JOIN LATERAL (SELECT string_agg(what, ', ') AS what FROM (
@@ -441,10 +471,15 @@ SELECT state, message, hint FROM (
 ORDER BY n, k
 $fn$;
 
--- snowflake_internal.convert_view_ddl(v): the DDL that creates the view v again as it is: its definition
--- and options, its owner, its privileges (on it and its columns; the owner's own are those of any
--- new view; GRANT cannot name another grantor: a privilege granted by a role that held it WITH
--- GRANT OPTION is granted again by the owner), its comments.
+-- snowflake_internal.convert_view_ddl(v): the DDL that creates the view v again as it is, run by the
+-- caller of the conversion as itself: its definition and options; the privileges its owner had
+-- revoked from itself, revoked again; its privileges (on it and its columns), granted by the caller
+-- while it owns the new view (GRANT cannot name another grantor: every grant's grantor becomes the
+-- owner when the view is given to it, as a privilege granted by a role that held it WITH GRANT
+-- OPTION is granted again by the owner); its comments; and last, the view given to its owner (ALTER
+-- VIEW ... OWNER TO, which moves the caller's grants and its own privileges to the owner: a caller
+-- who may SET ROLE to the owner but has none of its privileges, INHERIT FALSE, could not grant
+-- once the owner has it).
 CREATE FUNCTION snowflake_internal.convert_view_ddl(v regclass)
 RETURNS SETOF text
 LANGUAGE sql STABLE STRICT
@@ -457,8 +492,15 @@ SELECT ddl FROM (
                   rtrim(pg_get_viewdef(v), ';')) AS ddl
     FROM pg_class c WHERE c.oid = v
     UNION ALL
-    SELECT 2, 0, '', false, format('ALTER VIEW %s OWNER TO %I', v, pg_get_userbyid(c.relowner))
-    FROM pg_class c WHERE c.oid = v
+    -- The owner's own privileges that it had revoked (a NULL ACL is the default: it has them all).
+    SELECT 2, 0, '', false, format('REVOKE %s ON %s FROM CURRENT_USER', string_agg(p.privilege, ', ' ORDER BY p.privilege), v)
+    FROM pg_class c, unnest(ARRAY['DELETE', 'INSERT', 'REFERENCES', 'SELECT', 'TRIGGER', 'TRUNCATE', 'UPDATE']
+                            || CASE WHEN current_setting('server_version_num')::int >= 170000
+                                    THEN ARRAY['MAINTAIN'] ELSE ARRAY[]::text[] END) AS p(privilege)
+    WHERE c.oid = v AND c.relacl IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM aclexplode(c.relacl) a
+                      WHERE a.grantee = c.relowner AND a.grantor = c.relowner AND a.privilege_type = p.privilege)
+    GROUP BY c.oid HAVING count(*) > 0
     UNION ALL
     SELECT 3, g.attnum, pg_get_userbyid(g.grantee), g.is_grantable,
            format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
@@ -476,7 +518,10 @@ SELECT ddl FROM (
     WHERE obj_description(v, 'pg_class') IS NOT NULL
     UNION ALL
     SELECT 5, a.attnum, '', false, format('COMMENT ON COLUMN %s.%I IS %L', v, a.attname, col_description(v, a.attnum))
-    FROM pg_attribute a WHERE a.attrelid = v AND a.attnum > 0 AND col_description(v, a.attnum) IS NOT NULL) d
+    FROM pg_attribute a WHERE a.attrelid = v AND a.attnum > 0 AND col_description(v, a.attnum) IS NOT NULL
+    UNION ALL
+    SELECT 6, 0, '', false, format('ALTER VIEW %s OWNER TO %I', v, pg_get_userbyid(c.relowner))
+    FROM pg_class c WHERE c.oid = v) d
 ORDER BY k, attnum, grantee, grantable
 $fn$;
 
@@ -598,7 +643,7 @@ BEGIN
                                                drop_sequence) s;
     IF foreign_owners IS NOT NULL THEN
         RAISE EXCEPTION 'permission denied: converting %.% runs statements as owners that % may not become (SET ROLE): %',
-                tbl, quote_ident(col), current_user, foreign_owners
+                tbl, quote_ident(col), session_user, foreign_owners
             USING ERRCODE = '42501', HINT = 'Each statement runs as the owner of what it alters (restricted, as VACUUM '
                   'and ANALYZE run table code), only for a caller that could become that owner itself (SET ROLE; its '
                   'privileges alone, INHERIT, are not enough): convert as a role that may become them all (a superuser '

@@ -18,6 +18,7 @@ pub extern "C-unwind" fn _PG_init() {
         return;
     }
     server_config::configure();
+    postgres::host::install_hold_points();
     shared_memory::install_hooks();
     postgres::wal::register();
     lease_worker::register();

@@ -17,6 +17,17 @@
 # not SET ROLE), a role that is no member, the owner itself and a superuser. On 14 and 15 SET ROLE
 # needs membership only: a NOINHERIT member may convert (its negative control refused it, having
 # no privileges of the owner), a non-member may not.
+# Issue 55, exactly where SET ROLE would be allowed: SET ROLE to the owner and as_owner() tried side
+# by side in each context (a member's session, a stranger's, a SECURITY DEFINER function of the
+# member's and of a superuser's called by the stranger, a superuser's session after SET ROLE to a
+# role of no membership): they agree, but where no switch is needed (the current user owns the
+# table), which as_owner() allows anywhere. The review's case (x's SECURITY DEFINER helper calling
+# as_owner('drop_default') on boss's table, called by mallory) is refused with boss's default
+# kept; with the rule before issue 55 (snowflake.fault_current_user_rule: the current user's
+# memberships, SECURITY DEFINER not looked at), the negative control, it runs and the default is
+# dropped, and the superuser's session after SET ROLE is refused though PostgreSQL allows SET
+# ROLE there. Last, a view recreated by a member with SET but not INHERIT: its grants, comment and
+# the privileges its owner had revoked from itself come back, given by the owner.
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster main
 q() { psql_on main -X -A -F '|' --pset footer=off -v ON_ERROR_STOP=1 "$@"; }
@@ -167,3 +178,107 @@ SQL
 # of alice's table runs it as alice, restricted: neither becomes the owner of t.
 q -t -d c_non_member -c "CREATE INDEX ON u (public.converts(id))" -c "ALTER TABLE u OWNER TO alice_non_member" -c "ANALYZE u" 2>&1 \
   | sed -n 's/.*NOTICE:  */NOTICE: /p' | sort -u
+echo "== exactly where SET ROLE to the owner would be allowed (issue 55): SET ROLE and as_owner side by side"
+# probe(rel), called in a context: whether SET ROLE to rel's owner and as_owner('drop_default') on
+# rel are allowed there, each undone. The contexts: a member's and a stranger's sessions; a
+# SECURITY DEFINER function of the member's (x_probe) and of a superuser's (su_probe), called by
+# the stranger; a superuser's session after SET ROLE to a role of no membership (the session's
+# user is what SET ROLE asks). CONTROL: the rule before issue 55 (the current user's memberships, a
+# SECURITY DEFINER function not looked at), snowflake.fault_current_user_rule.
+if [ "$major" -ge 16 ]; then grant_w="GRANT boss_w TO x_w WITH INHERIT FALSE, SET TRUE;"; else grant_w="ALTER ROLE x_w NOINHERIT; GRANT boss_w TO x_w;"; fi
+q -q -c "CREATE DATABASE c_where TEMPLATE roles_template" -c "ALTER DATABASE c_where SET search_path = public, snowflake"
+q -q -d c_where <<SQL
+CREATE ROLE boss_w NOLOGIN; CREATE ROLE x_w LOGIN; CREATE ROLE mallory_w LOGIN; CREATE ROLE plain_w LOGIN;
+$grant_w
+CREATE TABLE boss_t (id serial PRIMARY KEY); ALTER TABLE boss_t OWNER TO boss_w;
+CREATE TABLE x_t (id serial PRIMARY KEY); ALTER TABLE x_t OWNER TO x_w;
+CREATE TABLE su_t (id serial PRIMARY KEY);
+CREATE FUNCTION public.probe(rel regclass) RETURNS text LANGUAGE plpgsql AS \$\$
+DECLARE
+    owner name := (SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = rel);
+    s text;
+    a text;
+BEGIN
+    BEGIN
+        EXECUTE format('SET ROLE %I', owner);
+        s := 'ok';
+        RAISE EXCEPTION 'undo' USING ERRCODE = 'P0002';
+    EXCEPTION WHEN no_data_found THEN NULL; WHEN others THEN s := SQLSTATE;
+    END;
+    BEGIN
+        PERFORM snowflake_internal.as_owner('drop_default', rel, 'id');
+        a := 'ok';
+        RAISE EXCEPTION 'undo' USING ERRCODE = 'P0002';
+    EXCEPTION WHEN no_data_found THEN NULL; WHEN others THEN a := SQLSTATE;
+    END;
+    RETURN format('%s (owned by %s): SET ROLE %s|as_owner %s', rel, owner, s, a);
+END \$\$;
+CREATE FUNCTION public.x_probe(rel regclass) RETURNS text LANGUAGE sql SECURITY DEFINER AS \$\$ SELECT public.probe(rel) \$\$;
+ALTER FUNCTION public.x_probe(regclass) OWNER TO x_w;
+CREATE FUNCTION public.su_probe(rel regclass) RETURNS text LANGUAGE sql SECURITY DEFINER AS \$\$ SELECT public.probe(rel) \$\$;
+-- The review's case: x's SECURITY DEFINER helper, which mallory may call.
+CREATE FUNCTION public.x_helper(t regclass) RETURNS bigint SECURITY DEFINER SET search_path = pg_catalog
+    LANGUAGE sql AS \$\$ SELECT snowflake_internal.as_owner('drop_default', t, 'id') \$\$;
+ALTER FUNCTION public.x_helper(regclass) OWNER TO x_w;
+CREATE FUNCTION public.x_set_role() RETURNS void SECURITY DEFINER LANGUAGE plpgsql AS \$\$ BEGIN SET ROLE boss_w; END \$\$;
+ALTER FUNCTION public.x_set_role() OWNER TO x_w;
+CREATE FUNCTION public.x_alter(t regclass) RETURNS void SECURITY DEFINER LANGUAGE plpgsql AS \$\$
+BEGIN EXECUTE format('ALTER TABLE %s ALTER COLUMN id DROP DEFAULT', t); END \$\$;
+ALTER FUNCTION public.x_alter(regclass) OWNER TO x_w;
+CREATE FUNCTION public.x_convert(t regclass) RETURNS SETOF text SECURITY DEFINER LANGUAGE sql
+    AS \$\$ SELECT snowflake.snowflake_convert_column(t, 'id', dry_run => false) \$\$;
+ALTER FUNCTION public.x_convert(regclass) OWNER TO x_w;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO PUBLIC;
+SQL
+where_cases() {
+  local label=$1
+  q -t -d c_where -U x_w -c "SELECT '$label|x_w''s session|' || probe('boss_t')"
+  q -t -d c_where -U mallory_w -c "SELECT '$label|mallory_w''s session|' || probe('boss_t')"
+  q -t -d c_where -U mallory_w -c "SELECT '$label|x_w''s SECURITY DEFINER function, called by mallory_w|' || x_probe('boss_t')" \
+    -c "SELECT '$label|x_w''s SECURITY DEFINER function, called by mallory_w, on x_w''s own table (no switch)|' || x_probe('x_t')"
+  q -t -d c_where -U mallory_w -c "SELECT '$label|a superuser''s SECURITY DEFINER function, called by mallory_w|' || su_probe('boss_t')" \
+    -c "SELECT '$label|a superuser''s SECURITY DEFINER function, called by mallory_w, on its own table (no switch)|' || su_probe('su_t')"
+  q -t -d c_where -c "SET ROLE plain_w" -c "SELECT '$label|a superuser''s session after SET ROLE plain_w|' || probe('boss_t')"
+  # The review's three calls, as mallory: SET ROLE and ALTER TABLE in x's SECURITY DEFINER
+  # functions are refused by PostgreSQL; the helper through the extension must be refused too.
+  q -t -d c_where -U mallory_w -c "SELECT '$label|mallory_w: x_set_role() ' || state FROM error_of('SELECT x_set_role()')" \
+    -c "SELECT '$label|mallory_w: x_alter(boss_t) ' || state FROM error_of(\$\$SELECT x_alter('boss_t')\$\$)" \
+    -c "SELECT '$label|mallory_w: x_convert(boss_t) ' || state FROM error_of(\$\$SELECT x_convert('boss_t')\$\$)" \
+    -c "SELECT '$label|mallory_w: x_helper(boss_t) ' || state FROM error_of(\$\$SELECT x_helper('boss_t')\$\$)" \
+    -c "SELECT '$label|boss_t''s default: ' || CASE WHEN atthasdef THEN 'kept' ELSE 'dropped' END FROM pg_attribute WHERE attrelid = 'boss_t'::regclass AND attname = 'id'"
+}
+where_cases rule
+q -t -d c_where -U mallory_w -c "SELECT 'the refusal inside a SECURITY DEFINER function|' || message || '|' || hint FROM error_of(\$\$SELECT x_helper('boss_t')\$\$)"
+q -t -d c_where -U mallory_w -c "SELECT 'the conversion''s refusal there|' || message || '|' || hint FROM error_of(\$\$SELECT x_convert('boss_t')\$\$)"
+q -q -c "ALTER ROLE ALL SET snowflake.fault_current_user_rule = on"
+where_cases control
+q -q -c "ALTER ROLE ALL RESET snowflake.fault_current_user_rule"
+echo "== a view recreated by a member who may SET ROLE its owner but has none of its privileges (INHERIT FALSE)"
+# Its grants, its comment and the privileges its owner had revoked from itself come back as they
+# were, given by the owner: the grants are made while the caller owns the new view, then the view
+# is given to its owner.
+q -q -c "CREATE DATABASE c_views TEMPLATE roles_template" -c "ALTER DATABASE c_views SET search_path = public, snowflake"
+if [ "$major" -ge 16 ]; then grant_v="GRANT boss_v TO alice_v WITH INHERIT FALSE, SET TRUE;"; else grant_v="ALTER ROLE alice_v NOINHERIT; GRANT boss_v TO alice_v;"; fi
+q -q -d c_views <<SQL
+CREATE ROLE boss_v NOLOGIN; CREATE ROLE alice_v LOGIN; CREATE ROLE reader_v LOGIN;
+$grant_v
+GRANT CREATE ON SCHEMA public TO alice_v;
+CREATE TABLE t (id serial PRIMARY KEY, note text); ALTER TABLE t OWNER TO boss_v;
+CREATE VIEW v AS SELECT id, note FROM t; ALTER VIEW v OWNER TO boss_v;
+INSERT INTO t (note) VALUES ('a');
+SET ROLE boss_v;
+GRANT SELECT ON v TO PUBLIC;
+GRANT SELECT (note) ON v TO reader_v WITH GRANT OPTION;
+REVOKE DELETE, TRUNCATE ON v FROM boss_v;
+COMMENT ON VIEW v IS 'the notes';
+RESET ROLE;
+SQL
+acl() { q -t -d c_views -c "SELECT '$1|owner ' || pg_get_userbyid(relowner) || '|acl ' || relacl::text || '|note acl ' || (SELECT attacl::text FROM pg_attribute WHERE attrelid = 'v'::regclass AND attname = 'note') || '|comment ' || obj_description('v'::regclass, 'pg_class') FROM pg_class WHERE oid = 'v'::regclass"; }
+acl before
+# ALTER VIEW ... OWNER TO, run by alice_v, needs boss_v to have CREATE on the schema: the dry run
+# refuses what the real run would fail on, then boss_v is given it.
+q -t -d c_views -U alice_v -c "SELECT 'dry run|' || state || '|' || coalesce(message, '') FROM error_of(\$\$SELECT snowflake_convert_column('t', 'id', recreate_views => true)\$\$)"
+q -q -d c_views -c "GRANT CREATE ON SCHEMA public TO boss_v"
+q -t -d c_views -U alice_v -c "SELECT 'converted|' || count(*) FROM snowflake_convert_column('t', 'id', dry_run => false, recreate_views => true)"
+acl after
+q -t -d c_views -U reader_v -c "SELECT 'reader_v reads the view|' || count(*) FROM v"

@@ -16,6 +16,29 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 pub struct PgHost;
 
+/// Test builds only: installs the generator's hold points (`snowflake.fault_hold_at =
+/// 'grant_loaded'`: the first attempt to issue of the process pauses between its load of the grant
+/// and its load of the state word, for `snowflake.fault_hold_ms`, cancellably, so that a test can stall a backend
+/// there, or stop it with SIGSTOP). Nothing in a real build.
+pub fn install_hold_points() {
+    #[cfg(feature = "fault_injection")]
+    let _ = pg_snowflake_core::generator::HOLD_AFTER_GRANT.set(|| {
+        // Once per process: an attempt that starts over (the grant changed meanwhile) goes on.
+        static HELD: AtomicBool = AtomicBool::new(false);
+        if let Some((at, ms)) = settings::fault_hold() {
+            if at == "grant_loaded" && !HELD.swap(true, Relaxed) {
+                // SAFETY: this process's id, set at its start.
+                let pid = unsafe { pg_sys::MyProcPid };
+                pgrx::log!("pg_snowflake fault injection: process {pid} pauses after loading the grant for {ms} ms");
+                let deadline_us = monotonic_us() + ms * 1000;
+                while monotonic_us() < deadline_us {
+                    PgHost.sleep_ms(10);
+                }
+            }
+        }
+    });
+}
+
 /// Whether this process has asked to release the writer's flag when it exits.
 static EXIT_RELEASE_REGISTERED: AtomicBool = AtomicBool::new(false);
 

@@ -38,6 +38,10 @@ static FAULT_KEEP_WRITER_FLAG: GucSetting<bool> = GucSetting::<bool>::new(false)
 static FAULT_RUN_AS_CALLER: GucSetting<bool> = GucSetting::<bool>::new(false);
 #[cfg(feature = "fault_injection")]
 static FAULT_PRIVILEGES_RULE: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_CURRENT_USER_RULE: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_STALE_GRANT: GucSetting<bool> = GucSetting::<bool>::new(false);
 #[cfg(all(feature = "fault_injection", not(feature = "pg14")))]
 static FAULT_RECORD_FIRST: GucSetting<bool> = GucSetting::<bool>::new(false);
 #[cfg(all(feature = "fault_injection", not(feature = "pg14")))]
@@ -192,8 +196,8 @@ pub fn define(load_key_file: fn(String), define_more: fn()) -> RawSettings {
     {
         GucRegistry::define_string_guc(
             c"snowflake.fault_hold_at",
-            c"TEST BUILDS ONLY: the step of a mark write at which this process's writes pause.",
-            c"Exists only when pg_snowflake is built with the fault_injection feature: flag_taken, before_wal_insert, before_wal_flush, standby_wait, before_file, before_rename or before_publish; the pause lasts snowflake.fault_hold_ms and can be cancelled.",
+            c"TEST BUILDS ONLY: the step of a mark write, or of issuing an id, at which this process pauses.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: flag_taken, before_wal_insert, before_wal_flush, standby_wait, before_file, before_rename or before_publish, or grant_loaded (snowflake_nextval() between its load of the machine id's grant and its compare-and-swap); the pause lasts snowflake.fault_hold_ms and can be cancelled.",
             &FAULT_HOLD_AT,
             GucContext::Suset,
             GucFlags::default(),
@@ -250,6 +254,22 @@ pub fn define(load_key_file: fn(String), define_more: fn()) -> RawSettings {
             GucContext::Suset,
             GucFlags::default(),
         );
+        GucRegistry::define_bool_guc(
+            c"snowflake.fault_stale_grant",
+            c"TEST BUILDS ONLY: snowflake_nextval() checks the machine id's grant as before issue 56: once, against its clock reading, not at the tick it issues on nor after its compare-and-swap.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the stale_grant scenario (a backend stalled across a switch of machine ids issues under the old one past its grant).",
+            &FAULT_STALE_GRANT,
+            GucContext::Suset,
+            GucFlags::default(),
+        );
+        GucRegistry::define_bool_guc(
+            c"snowflake.fault_current_user_rule",
+            c"TEST BUILDS ONLY: a conversion runs a statement as an owner for a current user that could SET ROLE to it, inside a SECURITY DEFINER function too.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the convert_roles scenario (the rule before issue 55).",
+            &FAULT_CURRENT_USER_RULE,
+            GucContext::Suset,
+            GucFlags::default(),
+        );
     }
     reserve_prefix();
     raw
@@ -288,6 +308,26 @@ pub fn fault_run_as_caller() -> bool {
 pub fn fault_privileges_rule() -> bool {
     #[cfg(feature = "fault_injection")]
     return FAULT_PRIVILEGES_RULE.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: whether this backend checks the machine id's grant as before issue 56 (the
+/// fix switched off); always false in every other build.
+#[inline(always)]
+pub fn fault_stale_grant() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_STALE_GRANT.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: whether a conversion asks the current user's memberships and ignores a
+/// SECURITY DEFINER function (the rule before issue 55); always false in every other build.
+#[inline(always)]
+pub fn fault_current_user_rule() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_CURRENT_USER_RULE.get();
     #[cfg(not(feature = "fault_injection"))]
     false
 }

@@ -839,7 +839,7 @@ BEGIN
                                                drop_sequence) s;
     IF foreign_owners IS NOT NULL THEN
         RAISE EXCEPTION 'permission denied: converting %.% runs statements as owners that % may not become (SET ROLE): %',
-                tbl, quote_ident(col), current_user, foreign_owners
+                tbl, quote_ident(col), session_user, foreign_owners
             USING ERRCODE = '42501', HINT = 'Each statement runs as the owner of what it alters (restricted, as VACUUM '
                   'and ANALYZE run table code), only for a caller that could become that owner itself (SET ROLE; its '
                   'privileges alone, INHERIT, are not enough): convert as a role that may become them all (a superuser '

@@ -57,6 +57,15 @@ pub fn stop_issuing(shared: &SharedState, layout: &Layout, clock: impl FnOnce() 
     clock().saturating_add(layout.tick_ms())
 }
 
+/// The final mark of a release (a clean stop), once [`stop_issuing`] has taken the grant away and
+/// returned `stopped_ms`: the last tick issued on (the latest state word, read by a
+/// read-modify-write), or the clock after the grant was gone when that is later, but never past
+/// the lease's deadline, and never above what was recorded (`recorded_ms`: ids stop at the
+/// deadline, which the mark covers). A successor takes every tick up to it as used.
+pub fn final_mark(shared: &SharedState, layout: &Layout, stopped_ms: i64, deadline_ms: i64, recorded_ms: i64) -> i64 {
+    stopped_ms.min(deadline_ms).max(shared.last_issued_ms_latest(layout).unwrap_or(-1)).min(recorded_ms)
+}
+
 /// One key of a range read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kv {
@@ -768,9 +777,7 @@ impl Claimer {
         let stopped_ms = stop_issuing(shared, &self.layout, clock);
         self.revoke_orphans(etcd);
         let Some(mut held) = self.held.take() else { return Ok(()) };
-        let final_ms = stopped_ms.min(held.deadline_ms).max(shared.last_issued_ms(&self.layout).unwrap_or(-1));
-        // Never above what is recorded (ids stop at the deadline, which the mark covers).
-        let final_ms = final_ms.min(held.mark_ms);
+        let final_ms = final_mark(shared, &self.layout, stopped_ms, held.deadline_ms, held.mark_ms);
         let recorded = self.record_mark(etcd, &mut held, final_ms).map(|_| ());
         let revoked = etcd.revoke(held.lease).map_err(ClaimError::Unreachable);
         shared.claim.lease_id.store(0, Relaxed);

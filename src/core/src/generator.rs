@@ -30,6 +30,12 @@ pub const WARNING_INTERVAL_MS: i64 = 10_000;
 /// little behind the tick another process issued on is not a clock step.
 pub const CLOCK_SKEW_US: i64 = 250;
 
+/// Test builds only (the feature `hold_points`): called by every attempt to issue between its load
+/// of the grant and its load of the state word, so that a test can stall a backend there (the
+/// shell pauses when `snowflake.fault_hold_at = 'grant_loaded'`). Not compiled into a real build.
+#[cfg(feature = "hold_points")]
+pub static HOLD_AFTER_GRANT: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
 /// Why no id could be issued at this clock reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Blocked {
@@ -43,16 +49,36 @@ pub enum Blocked {
     NotHeld,
 }
 
+/// A state word an attempt took under a grant, not yet an id: [`Generator::confirm`] makes it one
+/// if that grant is still in force.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Taken {
+    word: u64,
+    grant: u64,
+    behind: bool,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Generator {
     layout: Layout,
     machine_id: i64,
+    /// Test builds only: the grant checked as before issue 56 (once, against the clock read, and
+    /// not at the tick issued nor after the compare-and-swap), the negative control of the loom
+    /// models, the simulation and the stale_grant scenario. Always false in a real build.
+    stale_grant: bool,
 }
 
 impl Generator {
     pub fn new(layout: Layout, machine_id: i64) -> Result<Generator, LayoutError> {
         layout.check_machine_id(machine_id)?;
-        Ok(Generator { layout, machine_id })
+        Ok(Generator { layout, machine_id, stale_grant: false })
+    }
+
+    /// The generator with the fix of issue 56 switched off (`true`): the negative control of the
+    /// proofs that an id is issued only under a grant that covers its tick and was in force when
+    /// the state word was taken. Test builds only.
+    pub fn with_stale_grant(self, stale_grant: bool) -> Generator {
+        Generator { stale_grant, ..self }
     }
 
     pub fn layout(&self) -> &Layout {
@@ -73,22 +99,73 @@ impl Generator {
 
     /// One attempt at the clock reading `now_ms`: an id and whether the clock read behind the
     /// tick it was issued on, a reason to wait, or an error that waiting cannot cure (`Err(Err)`).
+    ///
+    /// **One id, once, from every backend** (issue 56). The grant (the machine id and until
+    /// when it is held) and the state word are two words: the lease's worker may switch the grant
+    /// (a lease lost, a new id claimed and its recorded mark taken as used, a release at a stop)
+    /// between a backend's load of the grant and its compare-and-swap, and other backends may
+    /// push the state word past the old grant's end under the new one. So an id is built only
+    /// - on a tick the grant covers, whichever branch chose it: the clock's tick, or the state
+    ///   word's last tick (that tick may lie past the grant's end, pushed there under a newer
+    ///   grant), and
+    /// - under the grant in force when the state word was taken: after the compare-and-swap the
+    ///   grant is read again, and if it changed, the word taken is let go (a gap, never an id)
+    ///   and the attempt starts over under the new grant. The worker changes the grant word before
+    ///   anything that moves the state word on its behalf (`use_up_to`, the new grant's backends),
+    ///   and every change of the state word is a read-modify-write, so a compare-and-swap that
+    ///   read a word written after the switch (acquire) sees the switch when it reads the grant
+    ///   again. A word written before the switch carries a tick the old grant covered, below the
+    ///   mark recorded for it (and a release's final mark covers every such word: see
+    ///   `claim::stop_issuing`).
+    ///
+    /// Proven by the loom models with two backends and the worker (tests/loom.rs) and the
+    /// lifecycle simulation's backends that stall between any two steps: the attempt is its three
+    /// steps, [`Generator::load_grant`], [`Generator::take`] and [`Generator::confirm`], which the
+    /// simulation also calls one at a time with the world moving on between them (each inlined
+    /// here: one function, as compiled).
     #[inline]
     pub fn try_issue(&self, shared: &SharedState, now_ms: i64) -> Result<(i64, bool), Result<Blocked, Error>> {
         let now_tick = self.layout.tick_at(now_ms).map_err(|e| Err(e.into()))?;
+        loop {
+            let grant = Self::load_grant(shared);
+            let Some(taken) = self.take(shared, now_tick, grant)? else { continue };
+            if let Some(issued) = self.confirm(shared, taken) {
+                return Ok(issued);
+            }
+        }
+    }
+
+    /// An attempt's first step: the grant, the machine id and until when it is held, from the same
+    /// cache line as the state word. Set by hand, it is held for ever; leased, until the lease's
+    /// local deadline, so that a server paused past its lease issues nothing when it resumes.
+    #[inline(always)]
+    pub fn load_grant(shared: &SharedState) -> u64 {
+        shared.hot.grant.load(Acquire)
+    }
+
+    /// An attempt's second step: a state word taken (compare-and-swap) at the clock's `now_tick`
+    /// under `grant`, on a tick it covers; `Ok(None)`: the grant changed meanwhile, start over.
+    #[inline(always)]
+    pub fn take(
+        &self,
+        shared: &SharedState,
+        now_tick: i64,
+        grant: u64,
+    ) -> Result<Option<Taken>, Result<Blocked, Error>> {
         let s = self.layout.sequence_bits();
         let seq_mask = self.layout.max_sequence() as u64;
         // Ticks as the state word holds them: one up, so that 0 is "nothing issued".
         let now_slot = now_tick as u64 + 1;
-        // The machine id and until when it is held, from the same cache line as the state word:
-        // one comparison. Set by hand, it is held for ever; leased, until the lease's local
-        // deadline, so that a server paused past its lease issues nothing when it resumes.
-        let grant = shared.hot.grant.load(Acquire);
-        let machine_bits = self.layout.machine_bits();
-        if now_tick as u64 >= grant >> machine_bits {
+        // The first tick the grant does not cover, as a slot: a slot is covered while it is at
+        // most this.
+        let until_slot = grant >> self.layout.machine_bits();
+        if now_slot > until_slot {
             return Err(Ok(Blocked::NotHeld));
         }
-        let machine_id = self.machine_id | (grant & ((1 << machine_bits) - 1)) as i64;
+        #[cfg(feature = "hold_points")]
+        if let Some(hold) = HOLD_AFTER_GRANT.get() {
+            hold();
+        }
         let state = &shared.hot.state;
         let mut current = state.load(Acquire);
         loop {
@@ -100,15 +177,40 @@ impl Generator {
                 }
                 now_slot << s
             } else if current & seq_mask != seq_mask {
+                // The last tick issued, which may lie past this grant's end: only on a tick the
+                // grant covers. Past it, either the grant changed meanwhile (another backend
+                // pushed the word there under a newer one: start over under it), or the clock
+                // reads behind a tick issued before this grant began (stepped back): wait for the
+                // clock, as for any tick behind the clock.
+                if last_slot > until_slot && !self.stale_grant {
+                    if shared.hot.grant.load(Acquire) != grant {
+                        return Ok(None);
+                    }
+                    return Err(Ok(Blocked::Tick { last_tick: last_slot as i64 - 1, now_tick }));
+                }
                 current + 1
             } else {
                 return Err(Ok(Blocked::Tick { last_tick: last_slot as i64 - 1, now_tick }));
             };
             match state.compare_exchange_weak(current, next, AcqRel, Acquire) {
-                Ok(_) => return Ok((self.id_of_state(next, machine_id), now_slot < last_slot)),
+                Ok(_) => return Ok(Some(Taken { word: next, grant, behind: now_slot < last_slot })),
                 Err(actual) => current = actual,
             }
         }
+    }
+
+    /// An attempt's last step: the id of the word taken, under the grant it was taken under if
+    /// that grant is still in force; `None`: it changed meanwhile, the word is let go (a gap,
+    /// never an id) and the attempt starts over. With the id, whether the clock read behind its
+    /// tick.
+    #[inline(always)]
+    pub fn confirm(&self, shared: &SharedState, taken: Taken) -> Option<(i64, bool)> {
+        if !self.stale_grant && shared.hot.grant.load(Acquire) != taken.grant {
+            return None;
+        }
+        let machine_bits = self.layout.machine_bits();
+        let machine_id = self.machine_id | (taken.grant & ((1 << machine_bits) - 1)) as i64;
+        Some((self.id_of_state(taken.word, machine_id), taken.behind))
     }
 
     /// `snowflake_nextval()`: the next id of this server, and none while it is in recovery (a hot

@@ -21,7 +21,10 @@
 //! copied some time after, the WAL from the redo pointer to the backup's end replayed by the copy),
 //! whose checkpoint and file copy can each come at any step of a mark write. A server can be
 //! stopped (SIGSTOP, a VM paused): its processes do nothing, and a backend that had read its clock
-//! (and the grant word) issues on that reading when it resumes. Each clock drifts at its own rate
+//! (and the grant word) issues on that reading when it resumes. A backend of a leased server can
+//! stall in the middle of a call, after loading the grant or after taking a word too
+//! (`Generator::load_grant`, `take`, `confirm`: issue 56), and resume steps later, across claims
+//! lost, switched and released, crashes and other backends' ids (it dies with its server). Each clock drifts at its own rate
 //! (up to 3% off) from its own offset (up to 5 s), besides the steps it is set by. For the leased
 //! servers besides: their claim worker's steps, the worker ending (an ERROR, or SIGTERM after a
 //! release) and started again, the postmaster killed (its next start another postmaster's; a crash
@@ -86,8 +89,8 @@ use crate::lifecycle;
 use crate::lifecycle_sim_etcd::{grant_of, Becomes, Call, Controls, EtcdReached, IdSpace, Lease, TTL_S};
 use crate::lifecycle_sim_lines::Lineage;
 use crate::lifecycle_sim_node::{
-    call_bound_us, known_mark, layout, replay_into, Backup, Disk, Fate, Node, Role, SimHost, DAY_MS, EPERM, EPOCH,
-    LAYOUTS,
+    call_bound_us, known_mark, layout, replay_into, Backup, Disk, Fate, Node, Role, SimHost, Stalled, DAY_MS, EPERM,
+    EPOCH, LAYOUTS,
 };
 use crate::mark_file::{self, MarkRecord};
 use crate::start_check::Facts;
@@ -258,6 +261,19 @@ pub(crate) enum Step {
         node: usize,
         ms: u32,
     },
+    /// A backend of the server stalls in the middle of `snowflake_nextval()` (descheduled, a slow
+    /// page fault): it has read its clock and loaded the grant (`Generator::load_grant`), and, if
+    /// `taken`, taken a state word too (`Generator::take`), not yet confirmed it. The world goes on
+    /// meanwhile: claims lost, switched and released, other backends issuing, time passing.
+    Stall {
+        node: usize,
+        taken: bool,
+    },
+    /// The oldest stalled backend of the server goes on where it stopped (or starts over, as its
+    /// attempt does when the grant changed meanwhile).
+    Resume {
+        node: usize,
+    },
     /// A server set by hand reserves its machine id in the id space, as its worker does at its
     /// start when etcd's settings are given beside snowflake.machine_id (a fleet moved to etcd).
     Reserve {
@@ -317,6 +333,11 @@ pub(crate) struct Reached {
     pub(crate) backups: u64,
     pub(crate) backups_in_write: u64,
     pub(crate) finding_3_windows: u64,
+    /// Backends stalled in the middle of a call, and those that issued an id when they resumed
+    /// (without starting over), and those that started over.
+    pub(crate) stalls: u64,
+    pub(crate) ids_after_stall: u64,
+    pub(crate) stalls_started_over: u64,
     /// The leased servers' part.
     pub(crate) etcd: EtcdReached,
 }
@@ -333,6 +354,9 @@ impl Reached {
         self.backups += o.backups;
         self.backups_in_write += o.backups_in_write;
         self.finding_3_windows += o.finding_3_windows;
+        self.stalls += o.stalls;
+        self.ids_after_stall += o.ids_after_stall;
+        self.stalls_started_over += o.stalls_started_over;
         self.etcd.add(&o.etcd);
     }
 }
@@ -382,6 +406,7 @@ impl World {
             rate_since_us: 0,
             frozen_until_us: 0,
             paused_call: None,
+            stalled: vec![],
         };
         let now_us = (EPOCH + 400 * DAY_MS) * 1000;
         let mut w = World {
@@ -465,6 +490,7 @@ impl World {
         let Some(shared) = n.running.take() else { return };
         n.backup = None; // a base backup of it fails
         (n.frozen_until_us, n.paused_call) = (0, None);
+        n.stalled.clear(); // its backends end with it
         if let Some(lease) = n.lease.as_mut() {
             // SIGTERM: the claim worker releases the id before the backends end. A crash, or a
             // server lost, leaves the claim to its lease (a postmaster's death: see the step).
@@ -494,7 +520,9 @@ impl World {
         let l = layout(n.layout);
         // A leased server's generator has machine id 0: the grant word ORs the leased one in.
         let own = if n.lease.is_some() { 0 } else { n.machine_id };
-        let generator = Generator::new(l, own).expect("machine ids fit every layout");
+        let generator = Generator::new(l, own)
+            .expect("machine ids fit every layout")
+            .with_stale_grant(self.space.controls.stale_grant);
         let pid = n.pid_base + backend as i32;
         let started_us = n.monotonic_us(*now_us);
         let bound_us = call_bound_us(n);
@@ -570,7 +598,7 @@ impl World {
             self.leased_id(i, id, paused)?;
         }
         let n = &self.nodes[i];
-        self.lineages[n.lineage].issue(i, n.layout, id, n.lease.is_some())?;
+        self.lineages[n.lineage].issue(i, n.layout, id, n.lease.is_some(), false)?;
         Ok(fate)
     }
 
@@ -589,7 +617,7 @@ impl World {
             }
             None => stepped_back || self.etcd().held_now(machine_id, lease_id),
         };
-        self.space.issued(i, id, &l, lease_id, held)
+        self.space.issued(i, id, &l, lease_id, held, false)
     }
 
     /// A leased server's claim worker steps (see [`Step::Claim`]).
@@ -635,6 +663,77 @@ impl World {
             }
         }
         Ok(())
+    }
+
+    /// A backend stalls in the middle of a call (see [`Step::Stall`]). A standby's calls are refused
+    /// before they load anything; an attempt that ends at its second step (a refusal, a wait)
+    /// leaves nothing stalled.
+    fn stall(&mut self, i: usize, taken: bool) {
+        let (now_us, stale_grant) = (self.now_us, self.space.controls.stale_grant);
+        let n = &self.nodes[i];
+        let Some(shared) = n.running.as_deref().filter(|_| n.role == Role::Primary && !n.frozen(now_us)) else {
+            return;
+        };
+        let l = layout(n.layout);
+        let own = if n.lease.is_some() { 0 } else { n.machine_id };
+        let g = Generator::new(l, own).expect("machine ids fit every layout").with_stale_grant(stale_grant);
+        let reading_us = n.clock_us(now_us);
+        let Ok(now_tick) = l.tick_at(reading_us.div_euclid(1000)) else { return };
+        let grant = Generator::load_grant(shared);
+        let lease_id = shared.claim.lease_id.load(Relaxed);
+        let of_grant = grant_of(shared, &l).map(|(machine_id, _)| machine_id);
+        let taken = if taken {
+            match g.take(shared, now_tick, grant) {
+                Ok(Some(t)) => Some(t),
+                _ => return,
+            }
+        } else {
+            None
+        };
+        // Whether etcd held the claim of the grant it loaded (etcd did not move meanwhile).
+        let stepped_back = n.lease.as_ref().map(|lease| n.offset_ms < lease.published_offset_ms);
+        let held = match (stepped_back, of_grant) {
+            (Some(stepped_back), Some(machine_id)) => stepped_back || self.etcd().held_now(machine_id, lease_id),
+            _ => false,
+        };
+        self.reached.stalls += 1;
+        self.nodes[i].stalled.push(Stalled { reading_us, grant, lease_id, held, taken });
+    }
+
+    /// The oldest stalled backend of a server resumes (see [`Step::Resume`]): it takes a word
+    /// under the grant it loaded (if it had not yet) and confirms it; an id is held to every
+    /// promise as any other, under the lease of the grant it loaded; an attempt that must start
+    /// over is a call as any other.
+    fn resume(&mut self, i: usize) -> Result<(), String> {
+        let stale_grant = self.space.controls.stale_grant;
+        let n = &mut self.nodes[i];
+        if n.stalled.is_empty() || n.running.is_none() {
+            return Ok(());
+        }
+        let s = n.stalled.remove(0);
+        let shared = n.running.as_deref().expect("running");
+        let l = layout(n.layout);
+        let own = if n.lease.is_some() { 0 } else { n.machine_id };
+        let g = Generator::new(l, own).expect("machine ids fit every layout").with_stale_grant(stale_grant);
+        let now_tick = l.tick_at(s.reading_us.div_euclid(1000)).expect("read when it stalled");
+        let taken = match s.taken {
+            Some(t) => Some(t),
+            // Refused, or a wait: the call goes on as any other call would.
+            None => g.take(shared, now_tick, s.grant).unwrap_or_default(),
+        };
+        let Some((id, _)) = taken.and_then(|t| g.confirm(shared, t)) else {
+            self.reached.stalls_started_over += 1;
+            self.issue(i, 7, None)?;
+            return Ok(());
+        };
+        self.reached.ids += 1;
+        self.reached.ids_after_stall += 1;
+        let delayed = s.taken.is_some();
+        if n.lease.is_some() {
+            self.space.issued(i, id, &l, s.lease_id, s.held, delayed)?;
+        }
+        let n = &self.nodes[i];
+        self.lineages[n.lineage].issue(i, n.layout, id, n.lease.is_some(), delayed)
     }
 
     fn worker(&mut self, i: usize) {
@@ -710,6 +809,8 @@ impl World {
             | Step::Promote { node, .. }
             | Step::Claim { node, .. }
             | Step::Reserve { node }
+            | Step::Stall { node, .. }
+            | Step::Resume { node }
             | Step::WorkerRestart { node, .. } => node,
             Step::BaseBackup { from, .. } => from,
             _ => return false,
@@ -758,6 +859,8 @@ impl World {
                 self.stop(node, Stop::Killed);
             }
             Step::Freeze { node, ms } => self.freeze(node, ms),
+            Step::Stall { node, taken } => self.stall(node, taken),
+            Step::Resume { node } => self.resume(node)?,
             Step::Reserve { node } => {
                 let n = &self.nodes[node];
                 if n.lease.is_none() && n.running.is_some() && n.role == Role::Primary {
@@ -1104,7 +1207,7 @@ fn random_step(rng: &mut Rng, leased_in_focus: bool, reserving: bool) -> Step {
     let third = rng.below(3) as usize;
     let node = if leased_in_focus && rng.below(7) != 0 { LEASED.start + third } else { third };
     let leased = LEASED.start + third;
-    let mut kind = rng.below(172);
+    let mut kind = rng.below(178);
     if reserving && kind >= 110 && rng.below(8) == 0 {
         return Step::Reserve { node: third };
     }
@@ -1164,7 +1267,9 @@ fn random_step(rng: &mut Rng, leased_in_focus: bool, reserving: bool) -> Step {
         162..=164 => Step::EtcdDown { down: rng.below(12) == 0 },
         165..=167 => Step::Freeze { node, ms: [300, 2_000, 9_000, 25_000][rng.below(4) as usize] },
         168..=170 => Step::WorkerRestart { node: leased, terminated: rng.below(2) == 0 },
-        _ => Step::PostmasterDeath { node },
+        171 => Step::PostmasterDeath { node },
+        172..=174 => Step::Stall { node: leased, taken: rng.below(2) == 0 },
+        _ => Step::Resume { node: leased },
     }
 }
 
@@ -1311,7 +1416,9 @@ fn lifecycle_sim() {
                 && r.clock_jumps_cleared > 0
                 && r.ids_unknown_to_promoted > 0
                 && r.backups_in_write > 0
-                && r.finding_3_windows > 0),
+                && r.finding_3_windows > 0
+                && r.ids_after_stall > 0
+                && r.stalls_started_over > 0),
         "the histories reached only {r:?}"
     );
     if let (true, Err(what)) = (runs >= 200, r.etcd.all_reached()) {
@@ -1411,11 +1518,42 @@ fn lifecycle_sim_finds_each_claim_mechanism_switched_off() {
         ("the space's layout", Controls { switches: Switches { space_layout: false, ..on }, ..Controls::ALL_ON }),
         ("the reservations", Controls { switches: Switches { reservations: false, ..on }, ..Controls::ALL_ON }),
         ("errors read as errors", Controls { misread_errors: true, ..Controls::ALL_ON }),
+        ("the grant checked at the tick issued", Controls { stale_grant: true, ..Controls::ALL_ON }),
     ] {
         let (done, _, failure) = search(1, 200, 1_000, controls, Some(true));
         let report = failure.unwrap_or_else(|| panic!("{what} off: {done} steps broke no promise"));
         println!("{what} off: found after {done} steps\n{report}");
     }
+}
+
+/// Issue 56's duplicate, as the simulation's search found it with the fix switched off (seed 107,
+/// shrunk to ten steps): a backend of leased server 5 loads the grant of id 0 and stalls; 12 s
+/// pass, the lease is lost, and the server claims id 0 again under a new lease; other backends
+/// issue under it; the stalled backend resumes. With the grant checked at the tick issued and
+/// after the compare-and-swap, it starts over under the new grant; with the check as before, it
+/// issued under the old claim an id above those of the new one (the same machine id: an id the
+/// new claim's ids can meet).
+#[test]
+fn a_backend_stalled_across_a_lost_lease_issues_under_the_grant_in_force() {
+    let history = [
+        Step::Claim { node: 5, late_ms: 85 },
+        Step::Pause { ms: 1_500 },
+        Step::Pause { ms: 1_500 },
+        Step::Pause { ms: 400 },
+        Step::Stall { node: 5, taken: false },
+        Step::Pause { ms: 12_000 },
+        Step::Claim { node: 5, late_ms: 86 },
+        Step::Claim { node: 5, late_ms: 44 },
+        Step::Issue { node: 5, backend: 2, count: 26 },
+        Step::Resume { node: 5 },
+    ];
+    let reached = run(&history, Controls::ALL_ON).unwrap_or_else(|(at, what)| panic!("step {at}: {what}"));
+    assert_eq!((reached.stalls, reached.stalls_started_over), (1, 1), "{reached:?}");
+    let stale = run(&history, Controls { stale_grant: true, ..Controls::ALL_ON });
+    let (at, what) =
+        stale.expect_err("with the grant checked as before, the stalled backend issues under the old claim");
+    assert_eq!(at, 9, "{what}");
+    assert!(what.contains("not below") && what.contains("a later claim"), "{what}");
 }
 
 /// The negative control of "errors read as errors", as a short history: leased server 5 stops

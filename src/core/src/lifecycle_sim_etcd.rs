@@ -58,10 +58,13 @@ pub(crate) struct Controls {
     pub(crate) switches: Switches,
     /// etcd's error answers to reads misread as empty answers (see `EtcdModel::misread_errors`).
     pub(crate) misread_errors: bool,
+    /// The generator checks the grant as before issue 56 (`Generator::with_stale_grant`).
+    pub(crate) stale_grant: bool,
 }
 
 impl Controls {
-    pub(crate) const ALL_ON: Controls = Controls { switches: Switches::ALL_ON, misread_errors: false };
+    pub(crate) const ALL_ON: Controls =
+        Controls { switches: Switches::ALL_ON, misread_errors: false, stale_grant: false };
 }
 
 /// Why a leased server's next claim is counted: it starts a server that was promoted, or a copy
@@ -501,6 +504,8 @@ impl IdSpace {
     /// An id issued by leased server `node` of `layout` under `lease` (its claim status's);
     /// `held`: whether etcd held the claim when its clock was read (or its clock was stepped back
     /// since its grant was published). Checks every promise of the space an id can break.
+    /// `delayed`: taken before its backend stalled and confirmed after (see `Lineage::issue`):
+    /// ids of its own claim taken meanwhile are above it.
     pub(crate) fn issued(
         &mut self,
         node: usize,
@@ -508,6 +513,7 @@ impl IdSpace {
         layout: &Layout,
         lease: i64,
         held: bool,
+        delayed: bool,
     ) -> Result<(), String> {
         let parts = layout.decode(id).expect("an id of the layout");
         let m = parts.machine_id;
@@ -537,9 +543,11 @@ impl IdSpace {
             ));
         }
         // Above every id of this claim and of earlier ones, below every id of later ones.
-        if let Some((j, h)) =
-            holdings.iter().enumerate().find(|&(j, h)| if j <= k { h.high >= id } else { h.low <= id })
-        {
+        if let Some((j, h)) = holdings.iter().enumerate().find(|&(j, h)| match j.cmp(&k) {
+            std::cmp::Ordering::Less => h.high >= id,
+            std::cmp::Ordering::Equal => !delayed && h.high >= id,
+            std::cmp::Ordering::Greater => h.low <= id,
+        }) {
             let (relation, bound, which) = match j.cmp(&k) {
                 std::cmp::Ordering::Less => ("above", h.high, "an earlier claim"),
                 std::cmp::Ordering::Equal => ("above", h.high, "the same claim"),

@@ -56,10 +56,13 @@ impl Lineage {
     }
 
     /// An id issued on this line by server `node`, of layout `at` (`leased`: under a machine id
-    /// leased from etcd): `Err` names the promise it breaks.
-    pub(crate) fn issue(&mut self, node: usize, at: u8, id: i64, leased: bool) -> Result<(), String> {
+    /// leased from etcd): `Err` names the promise it breaks. `delayed`: the id of a word its
+    /// backend took before it stalled (`Generator::take`) and confirmed after: it was above every
+    /// earlier id when it was taken (the compare-and-swap's order), and ids taken meanwhile are
+    /// above it, so it is held to the rest only.
+    pub(crate) fn issue(&mut self, node: usize, at: u8, id: i64, leased: bool, delayed: bool) -> Result<(), String> {
         let l = layout(at);
-        let floor = self.floor[at as usize];
+        let floor = if delayed { i64::MIN } else { self.floor[at as usize] };
         // A leased server's ids are ordered on its line by its state word, the machine field
         // aside: a claim of another id can come within the tick of the last id under the one
         // released or lost (the etcd space orders each machine id's ids: `lifecycle_sim_etcd`).
@@ -88,7 +91,7 @@ impl Lineage {
                 Some(_) => {}
             }
         }
-        self.floor[at as usize] = id;
+        self.floor[at as usize] = self.floor[at as usize].max(id);
         self.last_layout = Some(at);
         self.issued.push((at, id));
         Ok(())

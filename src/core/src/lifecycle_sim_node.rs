@@ -121,6 +121,24 @@ pub(crate) struct Node {
     /// The backend that had read its clock when the server was stopped: the reading (us), and
     /// whether etcd held the claim of the grant it read then.
     pub(crate) paused_call: Option<(i64, bool)>,
+    /// Backends stalled in the middle of `snowflake_nextval()` (descheduled, swapped out, a slow
+    /// page fault: issue 56), oldest first: they resume at a [`Step::Resume`] of their server, or
+    /// die with it.
+    ///
+    /// [`Step::Resume`]: crate::lifecycle_sim::Step
+    pub(crate) stalled: Vec<Stalled>,
+}
+
+/// A backend stalled between two steps of an attempt to issue (`Generator::load_grant`, `take`,
+/// `confirm`): the clock reading it made first, the grant it loaded, the lease of that grant and
+/// whether etcd held its claim then, and the word it took if it got that far.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stalled {
+    pub(crate) reading_us: i64,
+    pub(crate) grant: u64,
+    pub(crate) lease_id: i64,
+    pub(crate) held: bool,
+    pub(crate) taken: Option<crate::generator::Taken>,
 }
 
 impl Node {

@@ -279,6 +279,14 @@ impl SharedState {
         layout.tick_start_ms(self.last_tick(layout.sequence_bits())?)
     }
 
+    /// As [`SharedState::last_issued_ms`], read with a read-modify-write that changes nothing, so
+    /// that it is the latest word of all (a plain load may return an older one): what a
+    /// release's final mark must cover, read once the grant is taken away.
+    pub fn last_issued_ms_latest(&self, layout: &Layout) -> Option<i64> {
+        let state = self.hot.state.fetch_or(0, AcqRel);
+        (state != 0).then(|| layout.tick_start_ms((state >> layout.sequence_bits()) as i64 - 1)).flatten()
+    }
+
     /// The counters when no process counts on its own (the tests).
     #[cfg(test)]
     pub fn stats(&self) -> StatsSnapshot {

@@ -240,3 +240,133 @@ fn a_switch_of_leased_machine_id_never_issues_outside_either_grant() {
         }
     });
 }
+
+/// Issue 56: the server as many actors. Two backends race on the state word while the worker
+/// switches machine ids, each of the three preemptible between any two atomic steps. `ids` is
+/// every id issued, by backend; each is checked against what its machine id allows.
+mod many_backends {
+    use super::*;
+    use pg_snowflake_core::claim;
+    use pg_snowflake_core::state::grant;
+    use std::sync::atomic::Ordering::Release;
+
+    const OLD: i64 = 1;
+    const NEW: i64 = 2;
+
+    /// A backend: `attempts` calls of `try_issue` at the clock reading `tick` (a constant: the
+    /// clock is read before the grant, as on a server; loom cannot model the clock itself).
+    fn backend(shared: &Arc<SharedState>, g: Generator, tick: i64, attempts: usize) -> thread::JoinHandle<Vec<i64>> {
+        let shared = shared.clone();
+        thread::spawn(move || {
+            (0..attempts).filter_map(|_| g.try_issue(&shared, EPOCH + tick).ok().map(|(id, _)| id)).collect()
+        })
+    }
+
+    /// Every id once, and each under a machine id only on the ticks `allowed` gives it.
+    fn check(ids: Vec<i64>, allowed: impl Fn(i64, i64) -> bool) {
+        let mut seen = std::collections::HashSet::new();
+        for id in ids {
+            assert!(seen.insert(id), "id {id} issued twice");
+            let parts = layout().decode(id).unwrap();
+            let tick = parts.unix_ms - EPOCH;
+            assert!(allowed(parts.machine_id, tick), "id {id}: machine id {} at tick {tick}", parts.machine_id);
+        }
+    }
+
+    /// The review's duplicate: a backend loads the grant (OLD, until 10) and stalls; the worker
+    /// loses OLD and claims NEW (its recorded mark 11 taken as used); another backend issues
+    /// under NEW at tick 13; the stalled backend resumes. Under OLD only ticks before 10 (the new
+    /// holder of OLD issues above OLD's mark, 10); under NEW only ticks above 11.
+    fn lost_and_switched(stale_grant: bool) {
+        model(move || {
+            let shared = Arc::new(state(100));
+            let bits = layout().machine_bits();
+            shared.hot.grant.store(grant::held(OLD, 10, bits), Relaxed);
+            let g = Generator::new(layout(), 0).unwrap().with_stale_grant(stale_grant);
+            let stalled = backend(&shared, g, 8, 1);
+            let other = backend(&shared, g, 13, 2);
+            // The worker: the lease of OLD lost (the grant taken away), NEW claimed: its mark used
+            // up, then its grant published.
+            shared.hot.grant.store(grant::NOBODY, Release);
+            shared.use_up_to(11, layout().sequence_bits());
+            shared.hot.grant.store(grant::held(NEW, 20, bits), Release);
+            let ids = [stalled.join().unwrap(), other.join().unwrap()].concat();
+            check(ids, |m, tick| match m {
+                OLD => tick < 10,
+                NEW => tick > 11,
+                _ => false,
+            });
+        });
+    }
+
+    #[test]
+    fn a_backend_stalled_across_a_lost_lease_issues_under_no_grant_past_its_end() {
+        lost_and_switched(false);
+    }
+
+    /// The negative control: with the grant checked as before issue 56, loom finds the review's
+    /// duplicate (the stalled backend issues under OLD on the tick the other issued under NEW).
+    #[test]
+    #[should_panic(expected = "machine id 1 at tick 13")]
+    fn without_the_fix_a_stalled_backend_issues_under_the_old_id_past_its_grant() {
+        lost_and_switched(true);
+    }
+
+    /// A clean release, then another id claimed (a worker terminated and started again): the
+    /// grant of OLD (until 10) is taken away and its final mark computed as `Claimer::release`
+    /// does; NEW is claimed with its recorded mark 8, below OLD's grant end, and published. A
+    /// backend stalled with OLD's grant (clock at tick 6, read before the grant) and another under
+    /// NEW (tick 9). The next holder of OLD issues above OLD's final mark, so under OLD only ticks
+    /// at or below it; under NEW only above 8. Checking the tick against the grant's end is not
+    /// enough here (9 < 10): the grant must be the one in force when the state word was taken.
+    fn released_and_reclaimed(stale_grant: bool) {
+        model(move || {
+            let shared = Arc::new(state(100));
+            let bits = layout().machine_bits();
+            shared.hot.grant.store(grant::held(OLD, 10, bits), Relaxed);
+            let g = Generator::new(layout(), 0).unwrap().with_stale_grant(stale_grant);
+            let stalled = backend(&shared, g, 6, 1);
+            let other = backend(&shared, g, 9, 2);
+            let stopped = claim::stop_issuing(&shared, &layout(), || EPOCH + 6);
+            let final_mark = claim::final_mark(&shared, &layout(), stopped, EPOCH + 10, EPOCH + 10) - EPOCH;
+            shared.use_up_to(8, layout().sequence_bits());
+            shared.hot.grant.store(grant::held(NEW, 20, bits), Release);
+            let ids = [stalled.join().unwrap(), other.join().unwrap()].concat();
+            check(ids, |m, tick| match m {
+                OLD => tick <= final_mark,
+                NEW => tick > 8,
+                _ => false,
+            });
+        });
+    }
+
+    #[test]
+    fn a_backend_stalled_across_a_release_issues_nothing_above_the_final_mark() {
+        released_and_reclaimed(false);
+    }
+
+    #[test]
+    #[should_panic(expected = "machine id 1 at tick 9")]
+    fn without_the_fix_a_stalled_backend_issues_above_the_final_mark() {
+        released_and_reclaimed(true);
+    }
+
+    /// A renewal (the same id, a later end) while two backends issue: no id twice, none past the
+    /// end of the grant it was issued under, and both backends get ids (a grant changed under a
+    /// backend makes it start over, never fail).
+    #[test]
+    fn backends_issue_across_a_renewal() {
+        model(|| {
+            let shared = Arc::new(state(100));
+            let bits = layout().machine_bits();
+            shared.hot.grant.store(grant::held(OLD, 10, bits), Relaxed);
+            let g = Generator::new(layout(), 0).unwrap();
+            let a = backend(&shared, g, 8, 1);
+            let b = backend(&shared, g, 9, 1);
+            shared.hot.grant.store(grant::held(OLD, 12, bits), Release);
+            let (a, b) = (a.join().unwrap(), b.join().unwrap());
+            assert_eq!((a.len(), b.len()), (1, 1), "each backend issued");
+            check([a, b].concat(), |m, tick| m == OLD && tick < 12);
+        });
+    }
+}

@@ -12,13 +12,16 @@
 //!   `pg_catalog, pg_temp` (PostgreSQL 17's `RestrictSearchPath()`), `row_security` off (a policy
 //!   that would hide rows from `max()` is an error, never a smaller maximum).
 //!
-//! **The rule, the only one**: a statement runs as another role only for a caller that could
-//! become that role itself with `SET ROLE` ([`missing_grant`]): on PostgreSQL 16 and later, a
+//! **The rule, the only one**: a statement runs as another role only where `SET ROLE` to that
+//! role would be allowed in the same place ([`refusal`], PostgreSQL's own checks): never inside a
+//! security-restricted operation nor inside a SECURITY DEFINER function (a superuser's too), and
+//! elsewhere only for a session whose user could become that role: on PostgreSQL 16 and later, a
 //! membership whose SET option is true (`member_can_set_role`; INHERIT alone gives a role's
 //! privileges, not its identity: `GRANT boss TO alice WITH INHERIT TRUE, SET FALSE` must not let
 //! alice act as boss, who may be a superuser); on 14 and 15, membership (`is_member_of_role`); a
-//! superuser may become anyone; nobody switches roles inside a security-restricted operation. The
-//! switch then never lets a caller do what `SET ROLE owner` followed by the statement would not.
+//! superuser may become anyone. A call that needs no switch (the current user owns the relation)
+//! runs anywhere. The switch then never lets code do what `SET ROLE owner` followed by the
+//! statement would not let it do in the same place.
 //!
 //! **No free text crosses the boundary**: the caller names an [`Action`], a relation and a
 //! column; the owner is the relation's, read from the catalog here, never taken from the caller;
@@ -219,45 +222,84 @@ fn switched_off() -> bool {
     super::super::settings::fault_run_as_caller()
 }
 
-/// Whether `caller` could `SET ROLE` to `role` (see the top of this file): on 16 and later the
-/// SET option of its memberships, before 16 membership; a superuser may become anyone.
-fn can_set_role(caller: pg_sys::Oid, role: pg_sys::Oid) -> bool {
-    if caller == role {
+/// Whether `session` (the session's user, as `check_role` asks) could `SET ROLE` to `role` (see
+/// the top of this file): on 16 and later the SET option of its memberships, before 16
+/// membership; a superuser may become anyone.
+fn can_set_role(session: pg_sys::Oid, role: pg_sys::Oid) -> bool {
+    if session == role {
         return true;
-    }
-    // Test builds only: the rule before issue 50 (the owner's privileges, INHERIT), the negative
-    // control of the convert_roles scenario.
-    if super::super::settings::fault_privileges_rule() {
-        // SAFETY: a catalog lookup; false for a role that does not exist.
-        return unsafe { pg_sys::has_privs_of_role(caller, role) };
     }
     // SAFETY: catalog lookups; false for a role that does not exist. Both count a superuser in.
     #[cfg(any(feature = "pg14", feature = "pg15"))]
-    return unsafe { pg_sys::is_member_of_role(caller, role) };
+    return unsafe { pg_sys::is_member_of_role(session, role) };
     #[cfg(not(any(feature = "pg14", feature = "pg15")))]
-    return unsafe { pg_sys::member_can_set_role(caller, role) };
+    return unsafe { pg_sys::member_can_set_role(session, role) };
 }
 
-/// `None` when the current user may act as `role`, else why not and what would fix it (the grant
-/// that would let it): the one rule of this file, also asked by the conversion before anything runs.
+/// Test builds only: the rules before issue 55, the negative controls of the convert_roles
+/// scenario: `privileges` (before issue 50: the current user's privileges of the owner, INHERIT),
+/// `current_user` (before issue 55: the current user's SET option, and a SECURITY DEFINER
+/// function not looked at). `None` in every other build, and when neither is switched on.
+fn old_rule(caller: pg_sys::Oid, role: pg_sys::Oid) -> Option<bool> {
+    if super::super::settings::fault_privileges_rule() {
+        // SAFETY: a catalog lookup; false for a role that does not exist.
+        return Some(unsafe { pg_sys::has_privs_of_role(caller, role) });
+    }
+    if super::super::settings::fault_current_user_rule() {
+        return Some(can_set_role(caller, role));
+    }
+    None
+}
+
+/// `None` when the current user may act as `role`, else why not and what would let it: the one
+/// rule of this file, also asked by the conversion before anything runs. It is PostgreSQL's own
+/// for `SET ROLE role` in the same place:
+/// - no switch is needed when the current user is `role`: the statement runs as it is, anywhere;
+/// - inside a security-restricted operation nobody switches (`InSecurityRestrictedOperation()`:
+///   `set_config_option` refuses the `role` setting there, `GUC_NOT_WHILE_SEC_REST`);
+/// - inside a SECURITY DEFINER function nobody switches either, a superuser's function included
+///   (`InLocalUserIdChange()`, the same check: "cannot set parameter \"role\" within
+///   security-definer function");
+/// - elsewhere the **session's** user must be able to become `role` (`check_role`:
+///   `member_can_set_role(GetSessionUserId(), roleid)` on 16 and later, `is_member_of_role` on 14
+///   and 15), not the current user: a role reached with SET ROLE lends its identity, never its
+///   memberships.
 fn refusal(role: pg_sys::Oid) -> Option<(String, String)> {
     let mut caller = pg_sys::InvalidOid;
     let mut context: i32 = 0;
-    // SAFETY: reads this backend's current user and security context.
-    unsafe { pg_sys::GetUserIdAndSecContext(&mut caller, &mut context) };
+    // SAFETY: reads this backend's current user, security context and session user.
+    let session = unsafe {
+        pg_sys::GetUserIdAndSecContext(&mut caller, &mut context);
+        pg_sys::GetSessionUserId()
+    };
     if caller == role {
         return None;
     }
-    let (who, whom) = (role_name(caller), role_name(role));
+    let whom = role_name(role);
     if context & pg_sys::SECURITY_RESTRICTED_OPERATION as i32 != 0 {
         return Some((
-            format!("{who} cannot become {whom} inside a security-restricted operation"),
+            format!("{} cannot become {whom} inside a security-restricted operation", role_name(caller)),
             "convert from a session of its own, not from code that runs as a table's owner".into(),
         ));
     }
-    if can_set_role(caller, role) {
+    if let Some(allowed) = old_rule(caller, role) {
+        let who = role_name(caller);
+        return (!allowed)
+            .then(|| (format!("{who} may not SET ROLE {whom}"), format!("GRANT {} TO {}", quote(&whom), quote(&who))));
+    }
+    if context & pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32 != 0 {
+        return Some((
+            format!(
+                "{} cannot become {whom} inside a SECURITY DEFINER function (PostgreSQL refuses SET ROLE there, in a superuser's function too)",
+                role_name(caller)
+            ),
+            "convert outside any SECURITY DEFINER function, in a session whose user may SET ROLE to the owner".into(),
+        ));
+    }
+    if can_set_role(session, role) {
         return None;
     }
+    let who = role_name(session);
     let set_option = if cfg!(any(feature = "pg14", feature = "pg15")) { "" } else { " WITH SET TRUE" };
     Some((format!("{who} may not SET ROLE {whom}"), format!("GRANT {} TO {}{set_option}", quote(&whom), quote(&who))))
 }
@@ -266,8 +308,9 @@ fn refusal(role: pg_sys::Oid) -> Option<(String, String)> {
 mod snowflake_internal {
     use super::*;
 
-    /// NULL when the current user may act as `role` (could `SET ROLE` to it, or is it), else what
-    /// would let it (the GRANT). The conversion asks this first, to refuse before anything runs.
+    /// NULL when the current user may act as `role` (is it, or `SET ROLE` to it would be allowed
+    /// here), else what would let it (the GRANT, or a call outside a SECURITY DEFINER function).
+    /// The conversion asks this first, to refuse before anything runs.
     #[pg_extern(stable, parallel_safe, strict)]
     fn missing_grant(role: pg_sys::Oid) -> Option<String> {
         if switched_off() {
@@ -286,7 +329,7 @@ mod snowflake_internal {
 
     /// Runs `action` on `rel` (and `col`) as the relation's owner, in a security-restricted
     /// operation (see the top of this file), and returns the value read (max, min) or NULL.
-    /// Refuses (42501) a caller that could not `SET ROLE` to the owner.
+    /// Refuses (42501) where `SET ROLE` to the owner would be refused ([`refusal`]).
     #[pg_extern(volatile, parallel_unsafe)]
     fn as_owner(action: &str, rel: pg_sys::Oid, col: default!(Option<&str>, "NULL")) -> Option<i64> {
         let action = Action::parse(action);
@@ -315,7 +358,7 @@ mod snowflake_internal {
                 "snowflake_internal.as_owner",
             )
             .set_hint(format!(
-                "A conversion runs each statement as the owner of what it alters, only for a caller that could become that owner itself (SET ROLE; its privileges alone, INHERIT, are not enough): convert as that owner or as a superuser, or {grant}."
+                "A conversion runs each statement as the owner of what it alters, only where SET ROLE to that owner would be allowed (the session user's right to SET ROLE, never inside a SECURITY DEFINER function or a security-restricted operation; privileges alone, INHERIT, are not enough): convert as that owner or as a superuser, or {grant}."
             ))
             .report(PgLogLevel::ERROR);
         }

@@ -13,6 +13,11 @@ fn nextval() -> Result<i64, Error> {
     let generator = server_config::generator()?;
     // `let-else`, not `ok_or(Error)`: that builds an `Error` and drops it on every call.
     let Some(shared) = shared_memory::shared() else { return Err(Error::NotPreloaded) };
+    // Test builds only: the negative control of issue 56's fix.
+    #[cfg(feature = "fault_injection")]
+    if super::super::settings::fault_stale_grant() {
+        return generator.with_stale_grant(true).nextval(shared, &mut PgHost).map_err(name_the_source);
+    }
     generator.nextval(shared, &mut PgHost).map_err(name_the_source)
 }
 
