@@ -357,7 +357,7 @@ def client_events(out, servers):
 
 def hit_servers(e, cfg, promoted_at):
     if e["target"] != "etcd":
-        return [e["target"]]
+        return [e["target"]] + e.get("also", [])
     return [n for n, s in cfg["servers"].items() if s["source"] == "etcd" and (n != "s" or (promoted_at and e["start"] > promoted_at))]
 
 
@@ -372,6 +372,8 @@ def availability(out, cfg, ids):
         if e["skipped"]:
             continue
         f = schedule[e["n"]]
+        if "cut" in e:
+            f = dict(f, secs=e["cut"])  # how long the server was cut off, as it turned out
         for name in hit_servers(e, cfg, promoted_at):
             a = ack[name]
             start, end = e["start"], e["end"]
@@ -394,6 +396,8 @@ def availability(out, cfg, ids):
             # the space's cost, not the fault's.
             full_secs = (full[-1] - full[0] + 0.1) if full else 0.0
             expected, where = documented(e["kind"], name, cfg, f)
+            if name != e["target"] and e["target"] != "etcd":
+                expected, where = None, "a server stopped cleanly by the fault for its duration"
             along = sorted(o["n"] for o in cfg["events"] if not o["skipped"] and o["n"] != e["n"]
                            and name in hit_servers(o, cfg, promoted_at) and o["start"] < stop and o["end"] > start)
             rows.append({"n": e["n"], "kind": e["kind"], "server": name, "start": start - cfg["t0"], "secs": end - start,

@@ -30,7 +30,7 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 # An earlier run in the same scratch dir (the scenario runs several) leaves its servers and logs.
 remove_all_clusters
-rm -f "$SCRATCH"/*.log
+rm -f "$SCRATCH"/{l1,l2,l3,h,s}.log "$SCRATCH"/etcd-e*.log
 
 # At the end, or at a failure: every server and member stopped, the servers' logs kept in OUT.
 finish() {

@@ -18,7 +18,8 @@ What runs (all on 127.0.0.1 or Unix sockets, in the scratch dir run.sh made):
   the machine-id worker (as the manual says, else SIGTERM), an etcd member stopped and started (the
   leader too), the proxies' faults (delay, an answer lost, a request never answered, a request
   applied late, etcd 3.4/3.5/3.6 error answers, a reset), one server partitioned from etcd (with a
-  mark write of its own applied late inside the partition, or not), a clock offset
+  mark write of its own applied late inside the partition, or not; or with a backend stopped right
+  after loading its grant, until the server holds an id again), a clock offset
   (snowflake.fault_clock_offset) on one server, and the promotion. A fault whose server is busy
   with another fault of the same kind of process is skipped (and said).
 At the end: the clients stopped, every fault healed, etcd's whole history of the id space read
@@ -34,6 +35,7 @@ import json
 import os
 import random
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -158,8 +160,11 @@ def make_schedule(seed, duration, ttl, gap):
             f.update(target=rng.choice(leasing), secs=round(ttl * rng.uniform(1.2, 3.0), 2),
                      late_after=round(rng.uniform(0.5, 1.5), 2))
         elif kind == "stall_across_switch":
-            f.update(target=rng.choice(LEASED), secs=round(ttl * rng.uniform(1.5, 3.0), 2),
-                     most=round(rng.uniform(10, 40), 1))
+            target = rng.choice(LEASED)
+            others = [n for n in LEASED + [STANDBY] if n != target]
+            rng.shuffle(others)
+            f.update(target=target, secs=round(ttl * rng.uniform(1.5, 3.0), 2), most=round(rng.uniform(10, 30), 1),
+                     others=others)
         elif kind == "clock_offset":
             ms = rng.randint(200, 3000) * rng.choice([-1, 1])
             f.update(target=rng.choice(primaries), ms=ms, secs=round(rng.uniform(2, 20), 2))
@@ -280,7 +285,10 @@ class Soak:
         lines = ["shared_preload_libraries = 'pg_snowflake'", "log_line_prefix = '%m [%p] '",
                  "log_timezone = 'UTC'", "snowflake.machine_bits = %d" % self.args.machine_bits,
                  "snowflake.etcd_prefix = '%s'" % PREFIX, "snowflake.etcd_lease_ttl = %d" % self.ttl,
-                 "snowflake.etcd_endpoints = '%s'" % self.endpoints(name), "max_connections = 40"]
+                 "snowflake.etcd_endpoints = '%s'" % self.endpoints(name), "max_connections = 40",
+                 # (A server without an id refuses its clients' inserts ten times a second each:
+                 # the log keeps the refusals, not their statements.)
+                 "log_min_error_statement = panic"]
         if name == HAND:
             lines.append("snowflake.machine_id = %d" % self.hand_id)
         else:
@@ -398,10 +406,11 @@ class Soak:
     # --- the nemesis
     def record(self, f, start, outcome, skipped=False, **more):
         e = {"n": f["n"], "kind": f["kind"], "target": f["target"], "start": start, "end": time.time(),
-             "outcome": outcome, "skipped": skipped, **more}
+             "outcome": outcome, "skipped": skipped}
+        e.update(more)
         with self.events_lock:
             self.events.append(e)
-        say("%s #%d %s %s: %s" % ("skip" if skipped else "done", f["n"], f["kind"], f["target"], outcome))
+        say("%s #%d %s %s: %s" % ("skip" if skipped else "done", f["n"], f["kind"], e["target"], outcome))
 
     def take(self, keys):
         """Takes every one of keys (what a fault acts on), or none if one is taken."""
@@ -682,37 +691,152 @@ class Soak:
             return None
 
     def do_stall_across_switch(self, f):
-        """The bulk connection's backend stopped (in the middle of its INSERT's many calls) while
-        its server is cut off from etcd past its lease, and continued only once the server holds
-        an id again and has issued under it (at most `most` s): a backend stalled across a change
-        of its server's machine id (issue 56), when another server took the id meanwhile."""
-        name = f["target"]
-        pid = self.backend_pid(name, SMALL)
-        if pid is None:
-            return "skipped: its bulk connection has no backend now", {}
-        before = self.status(name)
-        ev = threading.Event()
-        with self.stopped_lock:
-            self.stopped[name][pid] = ev
+        """A backend stalled across a change of its server's machine id (issue 56): a connection of
+        the nemesis's own (its ids recorded as the clients' are, as connection 100 + the fault's
+        number) inserts; its first snowflake_nextval() pauses right after loading the grant (the
+        test builds' hold point, snowflake.fault_hold_at = 'grant_loaded'), where the backend is
+        stopped (SIGSTOP) while its server is cut off from etcd past its lease; it is continued
+        once the server holds an id again and has claimed since (at most `most` s), as a stall of
+        the scheduler or a page fault would. Another server waiting for an id takes the lost one
+        meanwhile: the stalled backend must not issue under it."""
+        # The drawn server, or if it holds no id now (a stall needs a grant to load), the first of
+        # the others, in the drawn order, that holds one.
+        name = next((n for n in [f["target"]] + f["others"] if (n != STANDBY or self.promoted.is_set())
+                     and (self.status(n) or (False,))[0]), None)
+        if name is None:
+            return "skipped: no leasing server holds an id now", {}
+        k = 100 + f["n"]
+        base = os.path.join(self.out, "clients", "%s-%d" % (name, k))
         try:
-            os.kill(pid, signal.SIGSTOP)
-            t = time.time()
-            self.partition(name, "refuse", f["secs"])
-            end = time.monotonic() + f["most"]
-            after = None
-            while time.monotonic() < end and not ev.is_set():
-                after = self.status(name)
-                if after and before and after[0] and after[2] > before[2]:
-                    ev.wait(0.5)
-                    break
-                ev.wait(0.2)
-            os.kill(pid, signal.SIGCONT)
-        finally:
+            conn = psycopg.connect(host=self.scratch, port=self.ports[name], user="postgres", dbname="postgres",
+                                   autocommit=True, connect_timeout=3, application_name="soak stall %s" % name)
+        except psycopg.Error as e:
+            return "skipped: %s" % " ".join(str(e).split())[:120], {}
+        pid = conn.info.backend_pid
+        t = time.time_ns()
+        ids_file, events = open(base + ".ids", "wb"), open(base + ".events", "w", buffering=1)
+        ids_file.write(struct.pack("<qq", t, -pid))
+        events.write("C %d %d\n" % (t, pid))
+        conn.execute("SET snowflake.fault_hold_at = 'grant_loaded'")
+        conn.execute("SET snowflake.fault_hold_ms = 3000")
+
+        def insert():
+            try:
+                got = conn.execute("INSERT INTO t(c) SELECT %d FROM generate_series(1, 50) RETURNING id" % k).fetchall()
+                at = time.time_ns()
+                ids_file.write(b"".join(struct.pack("<qq", at, r[0]) for r in got))
+            except psycopg.Error as e:
+                events.write("E %d %s %s\n" % (time.time_ns(), e.sqlstate or "-", " ".join(str(e).split())[:600]))
+
+        th = threading.Thread(target=insert, daemon=True)
+        th.start()
+        before = self.status(name)
+        log = self.pg_dir(name) + ".log"
+        line = "process %d pauses after loading the grant" % pid
+        paused = False
+        end = time.monotonic() + 5
+        while time.monotonic() < end and not paused:
+            try:
+                with open(log, errors="replace") as lf:
+                    paused = line in lf.read()[-200000:]
+            except OSError:
+                pass
+            time.sleep(0.02)
+        outcome = "its backend %d did not reach the hold point" % pid
+        more = {"pid": pid, "target": name}  # (the server it was injected into, in its record)
+        if paused:
+            ev = threading.Event()
             with self.stopped_lock:
-                self.stopped[name].pop(pid, None)
-        return "backend %d stopped %.2f s across a partition of %.2f s; machine id %s before, %s after" % (
-            pid, time.time() - t, f["secs"], before[1] if before else "?",
-            after[1] if after and after[0] else "none held"), {"pid": pid}
+                self.stopped[name][pid] = ev
+            down, taken_by, cut = None, None, 0.0
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                t0 = time.time()
+                m = before[1] if before and before[0] else None
+                # Cut off past its lease (for secs, and on until the server waiting for an id has
+                # taken the lost one: etcd expires a lease late, later still after a change of
+                # leader, which gives every lease its TTL again; at most 3 TTLs more).
+                proxies = [self.proxies[(name, i)] for i in (1, 2, 3)]
+                for p in proxies:
+                    p.post("/down", {"how": "refuse"})
+                end = time.monotonic() + f["secs"] + 3 * self.ttl
+                while m is not None and time.monotonic() < end and taken_by is None:
+                    holder = self.holder_of(m)
+                    taken_by = holder if holder not in (None, name) else None
+                    time.sleep(0.2)
+                # Then a server down for maintenance (stopped cleanly: its id freed at once), so
+                # that the cut-off server finds a free id when it claims again: it changes id.
+                if taken_by is not None:
+                    down = self.stop_one_holder(f, exclude={name, taken_by})
+                time.sleep(max(0.0, t0 + f["secs"] - time.time()))
+                for p in proxies:
+                    p.post("/up")
+                cut = time.time() - t0
+                after = None
+                end = time.monotonic() + f["most"]
+                while time.monotonic() < end and not ev.is_set():
+                    after = self.status(name)
+                    if after and before and after[0] and after[2] > before[2]:
+                        ev.wait(0.5)
+                        break
+                    ev.wait(0.2)
+                os.kill(pid, signal.SIGCONT)
+            finally:
+                with self.stopped_lock:
+                    self.stopped[name].pop(pid, None)
+                if down:
+                    harness("try_start_cluster", down, "60")
+                    self.give({("proc", down)})
+            outcome = ("%s's backend %d stopped after loading the grant, %.2f s, across a partition of %.2f s; machine id %s "
+                       "before, %s after; %s; %s") % (
+                name, pid, time.time() - t0, cut, before[1] if before else "?",
+                after[1] if after and after[0] else "none held",
+                "taken meanwhile by %s" % taken_by if taken_by else "not taken by another server",
+                "%s stopped meanwhile" % down if down else "no server stopped")
+            more.update(also=[down] if down else [], cut=round(cut, 2))
+        # (No statement timeout: a cancel that came while it was stopped could end the INSERT
+        # after its stalled call issued, and leave that id unacknowledged, unseen by the checker.)
+        th.join(120)
+        if th.is_alive():
+            return outcome + "; its INSERT still runs after 120 s", more
+        conn.close()
+        ids_file.close()
+        events.close()
+        return outcome, more
+
+    def holder_of(self, m):
+        """The server whose claim of machine id m etcd holds now (asked of the members directly)."""
+        key = "%s/claim/%d" % (PREFIX, m)
+        for port in self.etcd_ports:
+            try:
+                _, r = http_json("http://127.0.0.1:%d/v3/kv/range" % port, {"key": b64(key)}, timeout=1)
+                if "header" not in r:
+                    continue
+                kvs = r.get("kvs", [])
+                if not kvs:
+                    return None
+                d = json.loads(base64.b64decode(kvs[0]["value"]))["data_directory"]
+                return os.path.basename(d.rstrip("/"))
+            except (OSError, ValueError, KeyError):
+                continue
+        return None
+
+    def stop_one_holder(self, f, exclude):
+        """Stops cleanly one leasing primary that holds an id (not in exclude), in the order the
+        fault drew; its name, its ("proc", name) key kept until it is started again; or None."""
+        for name in f["others"]:
+            if name in exclude or (name == STANDBY and not self.promoted.is_set()):
+                continue
+            st = self.status(name)
+            if not st or not st[0] or not self.take({("proc", name)}):
+                continue
+            self.release_stopped(name)
+            status, _ = run([*self.owner(), os.path.join(self.pg_bin, "pg_ctl"), "-D", self.pg_dir(name), "-m", "fast",
+                             "-w", "-t", "60", "stop"], timeout=90)
+            if status == 0:
+                return name
+            self.give({("proc", name)})
+        return None
 
     def do_clock_offset(self, f):
         name = f["target"]
