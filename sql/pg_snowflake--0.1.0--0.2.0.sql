@@ -30,7 +30,7 @@ CREATE FUNCTION @extschema@.snowflake_machine_id_status() RETURNS TABLE (
     "deadline" timestamp with time zone, "time_left_ms" bigint, "last_renewal" timestamp with time zone,
     "recorded_mark" timestamp with time zone, "claims" bigint, "renewals" bigint, "renewal_failures" bigint,
     "leases_lost" bigint, "refused_calls" bigint, "last_error" TEXT, "last_error_at" timestamp with time zone,
-    "holders_at_claim" bigint)
+    "holders_at_claim" bigint, "reserved_in" TEXT, "reservations" bigint)
 STRICT VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_machine_id_status_wrapper';
 COMMENT ON FUNCTION @extschema@.snowflake_machine_id_status() IS
     'Where the machine id comes from (manual, etcd, pod_index), the id in effect and, leased from etcd, the lease: deadline, time left, last renewal, recorded mark, counters, last error';
@@ -355,6 +355,14 @@ COMMENT ON FUNCTION snowflake_internal.peer_deadline(integer) IS
 COMMENT ON FUNCTION snowflake_internal.dblink_poll(text, integer) IS
     'For snowflake_check_peers(): waits at most timeout_ms for the answer on the caller''s dblink link; refuses an answer that takes more than 64 kB or announces a message of more than 16 MB';
 
+-- snowflake_nextval() enters through a raw entry point (issue 61: the plain case without pgrx's
+-- frames, every other case through the guarded function, whose symbol 0.1.0 bound): the same
+-- function, its grants and its uses in column defaults kept.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'snowflake_nextval_fast';
+
 -- 2. Least privilege (sql/comments.sql, "Privileges"): revoked from PUBLIC. snowflake_stats_reset()
 --    was revoked already in 0.1.0 and stays so. Roles that insert must then be granted
 --    snowflake_nextval() (and the public-id functions if they use them), best in the same
@@ -478,10 +486,30 @@ COMMENT ON FUNCTION snowflake_sequence(bigint, timestamptz, integer, integer, in
 COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz, integer, integer, integer) IS
     'The smallest id carrying this time, under the layout given as arguments; IMMUTABLE';
 COMMENT ON FUNCTION snowflake_timestamp(bigint, text) IS
-    'When an id was minted, under a preset (twitter, discord, instagram, sonyflake, pgedge; not server); IMMUTABLE';
--- The pgedge preset (pgEdge snowflake's layout) joins the layouts snowflake_decode(id, layout) knows.
+    'When an id was minted, under a preset of snowflake_presets() (not server); IMMUTABLE';
+-- snowflake_presets(): the layouts of other systems that snowflake_decode(id, layout) and the
+-- IMMUTABLE readers know (the pgedge preset, pgEdge snowflake's layout, is new in 0.2.0); the
+-- descriptions name it rather than list the presets.
+-- src/postgres/sql_api/presets.rs:13
+-- pg_snowflake::postgres::sql_api::presets::snowflake_presets
+CREATE  FUNCTION "snowflake_presets"() RETURNS TABLE (
+	"name" TEXT,  /* & '_ str */
+	"epoch" timestamp with time zone,  /* TimestampWithTimeZone */
+	"time_unit_ms" INT,  /* i32 */
+	"timestamp_bits" INT,  /* i32 */
+	"machine_bits" INT,  /* i32 */
+	"sequence_bits" INT,  /* i32 */
+	"fields" TEXT,  /* String */
+	"example" bigint,  /* Option < i64 > */
+	"source" TEXT  /* & '_ str */
+)
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_presets_wrapper';
+COMMENT ON FUNCTION snowflake_presets() IS
+    'The layouts of other systems that snowflake_decode(id, layout) and the IMMUTABLE readers know: epoch, tick, fields, an example id, where each is published';
 COMMENT ON FUNCTION snowflake_decode(bigint, text) IS
-    'The fields of an id minted by another system: twitter, discord, instagram, sonyflake, pgedge, or server';
+    'The fields of an id minted by another system, under a preset of snowflake_presets() or server (this server''s layout)';
 COMMENT ON FUNCTION snowflake_machine_id(bigint, text) IS
     'The machine field of an id, under a preset (not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_sequence(bigint, text) IS

@@ -121,10 +121,14 @@ spread = statistics.mean((max(v) - min(v)) / 2 / statistics.median(v) for v in t
 n_rounds = len(next(iter(tps_rounds.values())))
 clients = sorted({c for _, c in tps})
 workloads = sorted({w for w, _ in tps})
+# The layout of sections 2 to 4 (bench.sh leaves the settings at their defaults there), as the
+# ceiling's data records it.
+c_ = {k: int(v) for k, v in pairs("ceiling.tsv").items()}
+c_layout = f"{c_['sequence_bits']}-bit sequence, at most {c_['ids_per_tick']:,} ids per {c_['time_unit_ms']} ms tick"
 md.append("## 2. Throughput under concurrency (pgbench)\n")
 md.append(f"Transactions per second, median of {n_rounds} interleaved rounds; prepared statements, one pgbench "
           f"thread per core (pgbench runs on the same {machine['cores']} cores). Each INSERT adds one row to a "
-          "table whose primary key is filled by its DEFAULT. The rounds of one workload differ by "
+          f"table whose primary key is filled by its DEFAULT, with the default layout ({c_layout}). The rounds of one workload differ by "
           f"±{spread:.0%} on average: differences smaller than that are noise.\n")
 def plural(c):
     return f"{c} client" + ("" if c == 1 else "s")
@@ -219,7 +223,7 @@ md.append(f"The same {total_rows:,} rows `(id, v int)` loaded into four tables, 
           "`shared_buffers = 32MB`. The primary key is a bigserial, a UUIDv4 (`gen_random_uuid()`), a UUIDv7 "
           + ("(core `uuidv7()`)" if int(machine["postgres"].split(".")[0]) >= 18 else
              "(a SQL function: PostgreSQL before 18 has none, so its generation cost is in the insert rate)")
-          + " or a snowflake id (`DEFAULT snowflake_nextval()`).\n")
+          + f" or a snowflake id (`DEFAULT snowflake_nextval()`, the default layout: {c_layout}).\n")
 md.append("| key | index size | leaf density | leaf pages | table size | WAL written | WAL per row | "
           "load time | rows/s, first tenth | rows/s, last tenth |")
 md.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")

@@ -26,7 +26,12 @@
 #  12. a skipped block that a scenario runs shows what that scenario prints
 #      (pgrx-tests/checks/mirrored_blocks.py);
 #  13. the recipes of "From your application" name the client versions the clients scenario runs,
-#      and older versions only with what differs there (pgrx-tests/checks/client_versions.py).
+#      and older versions only with what differs there (pgrx-tests/checks/client_versions.py);
+#  14. one fact, one place: each list the project keeps (presets, the actions of as_owner(),
+#      settings, functions) against its source in the code, every stale copy named
+#      (pgrx-tests/checks/lists.py);
+#  15. the client packages hold the core's presets, the licence and the version
+#      (clients/generate.py --check).
 # The checkers' own tests (each run on planted faults) are pgrx-tests/checks/self_tests.sh, a step
 # of its own in test.sh.
 # clippy runs per PostgreSQL version in test.sh (its cfgs differ by version).
@@ -82,6 +87,10 @@ say "skipped blocks against the scenarios that run them (pgrx-tests/checks/mirro
 python3 pgrx-tests/checks/mirrored_blocks.py || fail "a block differs from the scenario that runs it (above)"
 say "the client recipes' versions (pgrx-tests/checks/client_versions.py)"
 python3 pgrx-tests/checks/client_versions.py || fail "a client recipe does not say the version it is tested with (above)"
+say "one fact, one place: the lists against their source (pgrx-tests/checks/lists.py)"
+python3 pgrx-tests/checks/lists.py || fail "a copy of a list is out of step with its source in the code (above)"
+say "the client packages' presets, licence and version (clients/generate.py --check)"
+python3 clients/generate.py --check || fail "a client package differs from what clients/generate.py makes (above): run it"
 
-if [ "$failed" = 0 ]; then echo "checks: 12 passed, 0 failed"; else echo "checks: some FAILED"; fi
+if [ "$failed" = 0 ]; then echo "checks: 14 passed, 0 failed"; else echo "checks: some FAILED"; fi
 exit "$failed"

@@ -8,7 +8,9 @@ scenario runs them on, and claim no older one without saying what differs there 
   version in its heading is that X.Y too;
 - a version of that client older than X.Y named in the section ("Django 5.0") is in its paragraph
   that starts "**Older versions**", which says what those versions need and what is known wrong
-  there.
+  there;
+- where the client packages' tests also run an older version (requirements-older.txt: Django 5.2,
+  SQLAlchemy 2.0), the section's **Older versions** paragraph names it.
 The JDBC driver is Debian's (no pin): only that its section names a version.
 
 A failure names the file and line.
@@ -25,12 +27,14 @@ CLIENTS = os.path.join(ROOT, "pgrx-tests/checks/readme/clients")
 failures = []
 
 
-def pinned():
+def pinned(requirements="requirements.txt"):
     """{name as the page writes it: version} of what the scenario installs."""
     out = {}
-    with open(os.path.join(CLIENTS, "requirements.txt")) as f:
+    with open(os.path.join(CLIENTS, requirements)) as f:
         for m in re.finditer(r"^([A-Za-z]+)(?:\[\w+\])?==([0-9.]+)", f.read(), re.M):
             out[m.group(1)] = m.group(2)
+    if requirements != "requirements.txt":
+        return out
     with open(os.path.join(CLIENTS, "package.json")) as f:
         out.update(json.load(f)["dependencies"])
     with open(os.path.join(CLIENTS, "rust/Cargo.lock")) as f:
@@ -40,8 +44,8 @@ def pinned():
 
 
 # The `client` name of a recipe block: the name its version is written under.
-NAMES = {"psycopg": "psycopg", "django": "Django", "sqlalchemy": "SQLAlchemy", "pg": "pg",
-         "postgres": "postgres", "rust": "tokio-postgres", "jdbc": None}
+NAMES = {"psycopg": "psycopg", "django": "Django", "django_by_hand": "Django", "sqlalchemy": "SQLAlchemy",
+         "sqlalchemy_by_hand": "SQLAlchemy", "pg": "pg", "postgres": "postgres", "rust": "tokio-postgres", "jdbc": None}
 
 
 def major_minor(v):
@@ -50,6 +54,7 @@ def major_minor(v):
 
 def main():
     versions = pinned()
+    older = pinned("requirements-older.txt")
     path = os.path.join(ROOT, "docs/application.md")
     with open(path) as f:
         lines = f.read().split("\n")
@@ -57,8 +62,11 @@ def main():
     for n, h in enumerate(heads[:-1]):
         body = lines[h:heads[n + 1]]
         clients = {m.group(1) for l in body if (m := re.match(r"<!-- test: client (\w+) ", l))}
-        for client in sorted(clients):
+        # A client's recipe and its by-hand form are one client (one name) in one section.
+        for client in sorted(clients, key=lambda c: (NAMES.get(c) or c, c)):
             name = NAMES.get(client, client)
+            if name is not None and any(NAMES.get(c, c) == name for c in clients if c < client):
+                continue
             if name is None:
                 if not any(re.search(r"Tested with .*\b\d+\.\d+", l) for l in body):
                     failures.append(f"docs/application.md:{h + 1}: the {client} recipe names no version it is tested with")
@@ -74,6 +82,15 @@ def main():
             m = re.search(said, lines[h])
             if m and m.group(1) != mm:
                 failures.append(f"docs/application.md:{h + 1}: the heading names {name} {m.group(1)}; the scenario runs {mm}")
+            # The older version the packages' tests run, named in the Older versions paragraph.
+            if name in older:
+                omm = ".".join(older[name].split(".")[:2])
+                start = next((k for k, l in enumerate(body) if l.startswith("**Older versions**")), len(body))
+                end = next((k for k in range(start, len(body)) if not body[k].strip()), len(body))
+                paragraph = " ".join(body[start:end])
+                if not re.search(rf"{re.escape(name)}`?\s+{re.escape(omm)}\b", paragraph):
+                    failures.append(f"docs/application.md:{h + 1}: the {name} section's **Older versions** paragraph must name {name} {omm}, "
+                                    f"which the client packages' tests run (requirements-older.txt: {older[name]})")
             # Older versions named outside their paragraph.
             older_para = False
             for k, l in enumerate(body):

@@ -22,7 +22,10 @@ compared with the code, statically (the README check raises the first table's ro
    functions whose errors they turn into one) has a row of its SQLSTATE holding "no machine id
    from" and the reason's fixed part; every case of a message's inner match (the lapsed lease of
    "no machine id is held", say) has a row of its SQLSTATE holding the case's fixed part; and every
-   hint of a refusal of the machine id (one per claim_status::Trouble) is a row's hint.
+   hint of a refusal of the machine id (one per claim_status::Trouble) is a row's hint;
+7. every reason a public id is refused for (issue 62: each spelling its own, src/core/src/public_id.rs's
+   `Spelling::reason` and `from_public`) has a row of its SQLSTATE holding "invalid snowflake public
+   id" and the reason's fixed part.
 A failure names the file and line.
 
 Usage: python3 pgrx-tests/checks/errors_page.py [ROOT]   (ROOT: a checkout, default this one)
@@ -238,6 +241,19 @@ def trouble_hints():
     return [(m.group(1), m.group(2).replace('\\"', '"')) for m in re.finditer(r"Trouble::(\w+)\s*=>\s*" + LITERAL, body)]
 
 
+def public_id_reasons():
+    """[(file:line, reason's format)] of every reason an Error::InvalidPublicId can carry: the
+    strings made in `Spelling::reason` and in `from_public`."""
+    rel = "src/core/src/public_id.rs"
+    text = read(rel)
+    fns = rust_fns(text)
+    out = []
+    for name in ("reason", "from_public"):
+        for body, line in fns.get(name, []):
+            out += [(f"{rel}:{line}", fmt) for fmt in made_strings(body)]
+    return out
+
+
 def page_rows():
     """[(line, table header, cells)] of every row of every table of the Errors page."""
     rows, header = [], None
@@ -398,6 +414,15 @@ def main():
     for trouble, hint in troubles:
         if hint not in hints_listed:
             failures.append(f"docs/errors.md: no row with the hint of Trouble::{trouble} ({hint[:60]!r}...)")
+    # 7. the reasons a public id is refused for.
+    public_state = code(states.get(("Error", "InvalidPublicId"), "?"), "src/postgres/errors.rs")
+    spellings = public_id_reasons()
+    for where, fmt in spellings:
+        frag = fixed_part(fmt)
+        if not [r for r in has(public_state, frag) if "invalid snowflake public id" in r[1]]:
+            failures.append(f"{where}: no row of docs/errors.md with {public_state} and a message 'invalid snowflake public id ...' holding {frag!r}")
+    if len(spellings) < 5:
+        failures.append(f"errors_page.py: found {len(spellings)} reasons of InvalidPublicId: the code moved; update the check")
     if len(reasons) < 10 or len(cases) < 3 or len(troubles) < 8:
         failures.append(f"errors_page.py: found {len(reasons)} reasons of MachineIdSource, {len(cases)} cases of MachineIdNotHeld, {len(troubles)} hints of Trouble: the code moved; update the check")
     for f in failures:

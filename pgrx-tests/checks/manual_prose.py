@@ -54,6 +54,9 @@ TYPES = set(re.findall(r'\bCREATE\s+TYPE\s+"?(snowflake_\w+)', SQL, re.I))
 # The extension's own schemas (snowflake_internal) count as its names too.
 TYPES |= set(re.findall(r'\bCREATE\s+SCHEMA\s+(?:IF\s+NOT\s+EXISTS\s+)?"?(snowflake_\w+)', SQL, re.I))
 WORDS = set(re.findall(r"\b\w+\b", SQL))
+# The tests' names (docs/tests.md lists them; `layout_too_few_timestamp_bits` is no column).
+WORDS |= {f.rsplit(".", 1)[0] for d in ("pgrx-tests/scenarios", "pgrx-tests/regress/sql")
+          if os.path.isdir(os.path.join(ROOT, d)) for f in os.listdir(os.path.join(ROOT, d))}
 SETTINGS = set()
 for d, _, names in os.walk(os.path.join(ROOT, "src")):
     for n in names:

@@ -4,9 +4,12 @@
 pgrx generates the install script (pg_snowflake--<version>.sql) from the code. A normalized copy
 of it is kept in pgrx-tests/checks/sql-snapshot/pg_snowflake--<version>.sql: without comments (pgrx puts
 the Rust source paths and module names of each item into comments and /* */ annotations, and
-those move when the code moves) and blank lines; pgrx's blocks ("connected objects") are compared
-as a set, since pgrx does not keep their order stable. Function bodies (dollar-quoted) are kept
-verbatim: they are what the catalog stores.
+those move when the code moves) and blank lines. pgrx does not keep the order of its blocks
+("connected objects") stable, so the generated blocks are put in the snapshot's order first
+(`in_snapshot_order`: a block the snapshot has takes its place there, a new one goes after every
+block pgrx put before it), and the check compares that with the snapshot, the refresh writes it:
+pgrx's order never shows as a change, and a refresh moves nothing that did not change. Function
+bodies (dollar-quoted) are kept verbatim: they are what the catalog stores.
 
   check GENERATED     fails when the generated SQL differs from the snapshot, and says what to do:
                       bump the version, write sql/pg_snowflake--OLD--NEW.sql, refresh; it also
@@ -99,7 +102,50 @@ def blocks(sql):
 def normalized(sql):
     """The blocks in their order, each between pgrx's markers (so that a snapshot splits the same
     way): still a valid install script."""
-    return "".join(f"{BEGIN}\n{b}\n{END}\n\n" for b in blocks(sql))
+    return joined(blocks(sql))
+
+
+def joined(parts):
+    return "".join(f"{BEGIN}\n{b}\n{END}\n\n" for b in parts)
+
+
+def block_key(block):
+    """What a block creates: a function's name and arguments (up to the line that closes them),
+    else its first line."""
+    lines = block.split("\n")
+    if lines[0].rstrip().endswith("("):
+        for i, line in enumerate(lines):
+            if line.startswith(")"):
+                return "\n".join(lines[:i + 1])
+    return lines[0]
+
+
+def keyed(parts):
+    """(key, n-th block of that key) for each block: two blocks may say the same."""
+    seen = {}
+    out = []
+    for b in parts:
+        k = block_key(b)
+        seen[k] = seen.get(k, 0) + 1
+        out.append((k, seen[k]))
+    return out
+
+
+def in_snapshot_order(snapshot_parts, generated_parts):
+    """The generated blocks in the snapshot's order: each block the snapshot has (by what it
+    creates) in its place there, changed or not; each new one right after the last placed of the
+    blocks pgrx put before it (so whatever it needs, which pgrx puts before it, comes first). Blocks
+    the snapshot has and pgrx no longer generates are left out."""
+    rank = {k: i for i, k in enumerate(keyed(snapshot_parts))}
+    gen_keys = keyed(generated_parts)
+    order = sorted((k for k in gen_keys if k in rank), key=rank.get)
+    for i, k in enumerate(gen_keys):
+        if k in rank:
+            continue
+        before = [order.index(p) for p in gen_keys[:i]]
+        order.insert(max(before, default=-1) + 1, k)
+    text = dict(zip(gen_keys, generated_parts))
+    return [text[k] for k in order]
 
 
 def project_facts(root):
@@ -152,7 +198,9 @@ def main():
         problems.append(f"more than one snapshot in pgrx-tests/checks/sql-snapshot/: {', '.join(s.name for s in snaps)}")
     snap = snaps[0] if len(snaps) == 1 else None
     old = snapshot_version(snap) if snap else None
-    changed = snap is None or sorted(blocks(snap.read_text())) != sorted(blocks(text))
+    snap_parts = blocks(snap.read_text()) if snap else []
+    ordered = in_snapshot_order(snap_parts, blocks(text))
+    changed = snap is None or snap_parts != ordered
     new_script = f"sql/{EXT}--{old}--<new version>.sql"
 
     if args.command == "refresh":
@@ -161,7 +209,7 @@ def main():
             return 0
         if snap and old == version and args.unreleased:
             dest = root / "pgrx-tests" / "checks" / "sql-snapshot" / f"{EXT}--{version}.sql"
-            dest.write_text(normalized(text))
+            dest.write_text(joined(ordered))
             print(f"replaced the snapshot of the unreleased {version}: pgrx-tests/checks/sql-snapshot/{dest.name}")
             return 0
         if snap and old == version:
@@ -183,7 +231,7 @@ def main():
             snap.unlink()
         dest = root / "pgrx-tests" / "checks" / "sql-snapshot" / f"{EXT}--{version}.sql"
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(normalized(text))
+        dest.write_text(joined(ordered))
         print(f"wrote the snapshot of {version}: pgrx-tests/checks/sql-snapshot/{dest.name}")
         return 0
 
@@ -217,9 +265,10 @@ def main():
         for p in problems:
             print(f"SQL check: {p}")
         if changed and snap:
-            print("SQL check: what changed (- snapshot, + generated; blocks sorted, comments removed):")
-            a = "\n\n".join(sorted(blocks(snap.read_text()))).split("\n")
-            b = "\n\n".join(sorted(blocks(text))).split("\n")
+            print("SQL check: what changed (- snapshot, + generated in the snapshot's order, comments removed;"
+                  " what a refresh writes):")
+            a = "\n\n".join(snap_parts).split("\n")
+            b = "\n\n".join(ordered).split("\n")
             for line in list(difflib.unified_diff(a, b, n=1, lineterm=""))[2:]:
                 print("    " + line)
         return 1

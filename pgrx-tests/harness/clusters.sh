@@ -13,12 +13,18 @@ new_scratch() {
   trap cleanup EXIT
 }
 
-# Stops every cluster still running in the scratch dir.
+# Stops every cluster still running in the scratch dir (as the OS user that owns its data dir:
+# postgres, or another one a scenario runs a server as).
 stop_all_clusters() {
-  local pid
+  local pid dir
   for pid in "$SCRATCH"/*/postmaster.pid "$SCRATCH"/lane*/*/postmaster.pid; do
+    dir=$(dirname "$pid")
     # (A postmaster already gone, its pid file left behind, is no failure.)
-    [ -f "$pid" ] && { as_pg_owner "$PG_BIN/pg_ctl" -D "$(dirname "$pid")" -m immediate -w stop >/dev/null 2>&1 || true; }
+    if [ -f "$pid" ] && [ "$(id -u)" = 0 ] && [ "$(stat -c %U "$dir")" != postgres ]; then
+      runuser -u "$(stat -c %U "$dir")" -- "$PG_BIN/pg_ctl" -D "$dir" -m immediate -w stop >/dev/null 2>&1 || true
+    elif [ -f "$pid" ]; then
+      as_pg_owner "$PG_BIN/pg_ctl" -D "$dir" -m immediate -w stop >/dev/null 2>&1 || true
+    fi
   done
   return 0
 }

@@ -12,7 +12,8 @@ run_sh_scenario() {
 }
 
 # run_scenario FILE: runs one scenario (on clusters of its own, none left from the one before) into
-# $SCRATCH/NAME.actual and compares it with expected/NAME.out; with ACCEPT set, writes that first.
+# $SCRATCH/NAME.actual and compares it with expected/NAME.out; with ACCEPT set, an output that
+# differs becomes the expected one (accepted).
 # A .sql scenario runs in psql on a cluster configured by its "-- conf: " lines, and its server log
 # must hold each of its "-- log: " lines; a .sh scenario runs in bash, with this harness. KIND
 # (scenario, package) is printed on its line.
@@ -45,14 +46,15 @@ run_scenario() {
   # it behaves differently, as documented.
   local expected="$TESTS_DIR/expected/$name.out"
   [ -f "$TESTS_DIR/expected/$name.pg$PG_MAJOR.out" ] && expected="$TESTS_DIR/expected/$name.pg$PG_MAJOR.out"
-  if [ -n "$ACCEPT" ]; then
-    cp "$actual" "$expected"
-  fi
   time_step "pg$PG_MAJOR $KIND $name" "$started"
   if diff -u "$expected" "$actual" >"$SCRATCH/$name.diff" 2>&1; then
     printf 'pg%s %s %-40s ok (%ss)\n' "$PG_MAJOR" "$KIND" "$name" "$((SECONDS - started))"
     # Figures that vary from run to run, reported but not compared (REPORT is set for .sh scenarios).
     [ -f "$SCRATCH/$name.report" ] && sed 's/^/    /' "$SCRATCH/$name.report"
+    return 0
+  fi
+  if [ -n "$ACCEPT" ]; then
+    accepted "$KIND" "$name" "$actual" "$expected" "$started"
     return 0
   fi
   printf 'pg%s %s %-40s FAILED (%ss)\n' "$PG_MAJOR" "$KIND" "$name" "$((SECONDS - started))"
@@ -63,11 +65,23 @@ run_scenario() {
   return 1
 }
 
+# accepted KIND NAME ACTUAL EXPECTED STARTED: with --accept, a test whose output differs from its
+# expected output: ACTUAL becomes EXPECTED, and its line says so (counted as passed: the run exits 0
+# once every output is written; read the diff, git diff, before committing it).
+accepted() {
+  local changed="a new file"
+  [ ! -f "$4" ] || changed="changed lines: $(diff "$4" "$3" | grep -c "^[<>]" || true)"
+  mkdir -p "$(dirname "$4")"
+  cp "$3" "$4"
+  printf 'pg%s %s %-40s accepted (%ss): wrote %s, %s\n' "$PG_MAJOR" "$1" "$2" "$((SECONDS - $5))" \
+    "${4#"$PROJECT_DIR"/}" "$changed"
+}
+
 # run_regress [NAME...]: the SQL tests of pgrx-tests/regress/sql (or only the NAMEs given), which
 # need no settings of their own, run by PostgreSQL's pg_regress (--use-existing) on one cluster
 # configured by regress/regress.conf, each in a database of its own; pg_regress compares its output
-# with regress/expected/NAME.out. Counts into $passed and $failed; with ACCEPT set, writes the
-# output as the new expected output first.
+# with regress/expected/NAME.out. Counts into $passed and $failed; with ACCEPT set, an output that
+# differs becomes the expected one (accepted), as a scenario's does.
 run_regress() {
   local conf=() files=() f name started rc out="$SCRATCH/regress.out" pg_regress
   pg_regress="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress"
@@ -92,9 +106,11 @@ run_regress() {
     (cd "$TESTS_DIR/regress/sql" && as_pg_owner "$pg_regress" --use-existing --bindir="$PG_BIN" --host="$SCRATCH" \
       --port="$(port_of regress)" --user=postgres --dbname="$name" --inputdir="$TESTS_DIR/regress" \
       --outputdir="$out" "$name") >"$SCRATCH/regress-$name.log" 2>&1 || rc=$?
-    [ -z "$ACCEPT" ] || cp "$out/results/$name.out" "$TESTS_DIR/regress/expected/$name.out"
     time_step "pg$PG_MAJOR regress $name" "$started"
-    if [ "$rc" = 0 ]; then
+    if [ "$rc" != 0 ] && [ -n "$ACCEPT" ] && [ -f "$out/results/$name.out" ]; then
+      accepted regress "$name" "$out/results/$name.out" "$TESTS_DIR/regress/expected/$name.out" "$started"
+      passed=$((passed + 1))
+    elif [ "$rc" = 0 ]; then
       printf 'pg%s regress %-40s ok (%ss)\n' "$PG_MAJOR" "$name" "$((SECONDS - started))"
       passed=$((passed + 1))
     else
@@ -124,6 +140,50 @@ scenarios_for() {
     fi
     echo "$file"
   done
+}
+
+# check_selection VERSIONS NAME...: refuses (exit 1, on stderr) a name that is no test (a scenario,
+# a pg_regress test or pg_upgrade), with the names closest to it, and a test that runs on none of
+# VERSIONS (its majors said), so that a misspelt or idle name is an error, never "0 passed".
+# (Regress tests run on $DEFAULT_MAJORS, pg_upgrade needs the last major tested and the one before.)
+check_selection() {
+  local versions=$1 name file majors v runs problems=()
+  shift
+  for name; do
+    runs=
+    file=$(ls "$TESTS_DIR/scenarios/$name".sql "$TESTS_DIR/scenarios/$name".sh 2>/dev/null | head -n 1 || true)
+    if [ -n "$file" ]; then
+      majors=$(scenario_majors "$file")
+      [ "$majors" = all ] && majors=$SUPPORTED_PG_MAJORS
+    elif [ -f "$TESTS_DIR/regress/sql/$name.sql" ]; then
+      majors=${DEFAULT_MAJORS:-15 18}
+    elif [ "$name" = pg_upgrade ]; then
+      majors=
+      v=${versions##* }
+      [[ " $versions " == *" $((v - 1)) "* ]] && majors=$v
+    else
+      problems+=("$name is no test: $(closest_tests "$name")")
+      continue
+    fi
+    for v in $versions; do [[ " $majors " == *" $v "* ]] && runs=1; done
+    if [ -z "$runs" ] && [ -n "$majors" ]; then
+      problems+=("$name runs on none of the majors tested ($versions): it runs on $majors")
+    elif [ -z "$runs" ]; then
+      problems+=("$name runs on none of the majors tested ($versions): it needs the last major tested and the one before (--pg 17,18)")
+    fi
+  done
+  [ ${#problems[@]} -eq 0 ] && return 0
+  printf 'error: %s\n' "${problems[@]}" >&2
+  return 1
+}
+
+# closest_tests NAME: the names of tests most like NAME, or where they are listed.
+closest_tests() {
+  local names
+  names=$( { ls "$TESTS_DIR/scenarios" "$TESTS_DIR/regress/sql"; echo pg_upgrade.sh; } | sed -n 's/\.\(sh\|sql\)$//p' | sort -u)
+  python3 -c 'import difflib, sys
+near = difflib.get_close_matches(sys.argv[1], sys.argv[2].split(), n=3, cutoff=0.6)
+print("did you mean " + " or ".join(near) + "?" if near else "the tests are pgrx-tests/scenarios/*.sh|sql and pgrx-tests/regress/sql/*.sql")' "$1" "$names"
 }
 
 # scenario_majors FILE: the majors a scenario runs on: its "# majors: " line ("-- majors: " in a
@@ -165,7 +225,7 @@ run_scenarios() {
   for i in "${pids[@]}"; do wait "$i" || true; done
   for ((i = 0; i < ${#pids[@]}; i++)); do
     cat "$SCRATCH/lane$i.out"
-    passed=$((passed + $(grep -cE "^pg[0-9]+ [a-z]+ +[a-z0-9_]+ +ok \(" "$SCRATCH/lane$i.out" || true)))
+    passed=$((passed + $(grep -cE "^pg[0-9]+ [a-z]+ +[a-z0-9_]+ +(ok|accepted) \(" "$SCRATCH/lane$i.out" || true)))
     failed=$((failed + $(grep -cE "^pg[0-9]+ [a-z]+ +[a-z0-9_]+ +FAILED \(" "$SCRATCH/lane$i.out" || true)))
     [ -n "${KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH/lane$i" "$SCRATCH/lane$i.out"
   done

@@ -217,27 +217,39 @@ package_into_copy() {
 }
 
 
-# The clients of "From your application" (the clients scenario), under $(pg_cache_dir)/clients,
-# installed once, idempotently, into the set-up's log: Debian's JDBC driver and Jackson; psycopg,
-# Django and SQLAlchemy from PyPI into a venv of Python 3.12 or later (Django 6 needs it); pg and
-# postgres from npm; tokio-postgres's crates as its Cargo.lock says. Each list is marked installed by
-# a copy of it, so that a changed list installs again.
+# The clients of "From your application" (the clients scenario) and what the client packages'
+# tests need (the client_packages scenario), under $(pg_cache_dir)/clients, installed once,
+# idempotently, into the set-up's log: Debian's JDBC driver and Jackson; from PyPI into two venvs
+# of Python 3.12 or later (Django 6 needs it), the newest clients (requirements.txt: psycopg, Django
+# 6.1, SQLAlchemy 2.1, DRF, pydantic, flit_core to build the wheel) and the older ones the packages
+# are tested on too (requirements-older.txt: Django 5.2, SQLAlchemy 2.0); pg, postgres and
+# TypeScript from npm; tokio-postgres's crates as its Cargo.lock says. Each venv and the npm
+# modules live in a directory named by the hash of their list (client_venv, client_node), so that
+# checkouts of different lists (a helper's branch beside main) share the cache without undoing
+# each other's installs; a directory counts once its list is copied into it, last.
 CLIENTS_REQS="$TESTS_DIR/checks/readme/clients"
+clients_hash() { sha256sum <"$CLIENTS_REQS/$1" | cut -c1-12; }
+# client_venv [LIST]: the venv of the requirements LIST (default requirements.txt).
+client_venv() { echo "$(pg_cache_dir)/clients/venv-$(clients_hash "${1:-requirements.txt}")"; }
+# client_node: the directory whose node_modules holds the npm modules of package-lock.json.
+client_node() { echo "$(pg_cache_dir)/clients/node-$(clients_hash package-lock.json)"; }
+CLIENT_VENVS="requirements.txt requirements-older.txt"
 client_tools_ready() {
-  local dir
-  dir="$(pg_cache_dir)/clients"
-  cmp -s "$CLIENTS_REQS/requirements.txt" "$dir/venv/installed.txt" \
-    && cmp -s "$CLIENTS_REQS/package-lock.json" "$dir/node/installed.json" \
-    && cmp -s "$CLIENTS_REQS/rust/Cargo.lock" "$dir/rust-fetched.lock" \
+  local list
+  for list in $CLIENT_VENVS; do
+    cmp -s "$CLIENTS_REQS/$list" "$(client_venv "$list")/installed.txt" || return 1
+  done
+  cmp -s "$CLIENTS_REQS/package-lock.json" "$(client_node)/installed.json" \
+    && cmp -s "$CLIENTS_REQS/rust/Cargo.lock" "$(pg_cache_dir)/clients/rust-fetched.lock" \
     && dpkg-query -W -f='${Status}' libpostgresql-jdbc-java 2>/dev/null | grep -q 'ok installed'
 }
 
 ensure_client_tools() {
-  local dir python p log
+  local dir python p log list venv node
   client_tools_ready && return 0
   dir="$(pg_cache_dir)/clients"
   log="$(mktemp)"
-  say "installing the clients (psycopg, Django, SQLAlchemy, pg, postgres, JDBC, tokio-postgres) under $dir"
+  say "installing the clients (psycopg, Django, SQLAlchemy, DRF, pydantic, pg, postgres, TypeScript, JDBC, tokio-postgres) under $dir"
   ensure_debian_packages openjdk-17-jdk-headless libpostgresql-jdbc-java libjackson2-databind-java
   for p in node npm javac java cargo; do
     command -v "$p" >/dev/null || die "$p is not on PATH: the clients need Node.js with npm, Java 17, Rust"
@@ -248,17 +260,20 @@ ensure_client_tools() {
   done
   [ -n "$python" ] || die "no Python 3.12 or later here (Django 6 needs it)"
   mkdir -p "$dir"
-  if ! cmp -s "$CLIENTS_REQS/requirements.txt" "$dir/venv/installed.txt"; then
-    rm -rf "$dir/venv"
-    { "$python" -m venv "$dir/venv" && "$dir/venv/bin/pip" install -q -r "$CLIENTS_REQS/requirements.txt"; } >>"$log" 2>&1 \
-      || { cat "$log" >&2; die "the clients' Python packages did not install"; }
-    cp "$CLIENTS_REQS/requirements.txt" "$dir/venv/installed.txt"
-  fi
-  if ! cmp -s "$CLIENTS_REQS/package-lock.json" "$dir/node/installed.json"; then
-    rm -rf "$dir/node" && mkdir -p "$dir/node"
-    cp "$CLIENTS_REQS/package.json" "$CLIENTS_REQS/package-lock.json" "$dir/node/"
-    (cd "$dir/node" && npm ci --no-audit --no-fund) >>"$log" 2>&1 || { cat "$log" >&2; die "npm ci failed"; }
-    cp "$CLIENTS_REQS/package-lock.json" "$dir/node/installed.json"
+  for list in $CLIENT_VENVS; do
+    venv=$(client_venv "$list")
+    cmp -s "$CLIENTS_REQS/$list" "$venv/installed.txt" && continue
+    rm -rf "$venv"
+    { "$python" -m venv "$venv" && "$venv/bin/pip" install -q -r "$CLIENTS_REQS/$list"; } >>"$log" 2>&1 \
+      || { cat "$log" >&2; die "the clients' Python packages ($list) did not install"; }
+    cp "$CLIENTS_REQS/$list" "$venv/installed.txt"
+  done
+  node=$(client_node)
+  if ! cmp -s "$CLIENTS_REQS/package-lock.json" "$node/installed.json"; then
+    rm -rf "$node" && mkdir -p "$node"
+    cp "$CLIENTS_REQS/package.json" "$CLIENTS_REQS/package-lock.json" "$node/"
+    (cd "$node" && npm ci --no-audit --no-fund) >>"$log" 2>&1 || { cat "$log" >&2; die "npm ci failed"; }
+    cp "$CLIENTS_REQS/package-lock.json" "$node/installed.json"
   fi
   (cd "$CLIENTS_REQS/rust" && cargo fetch --locked) >>"$log" 2>&1 || { cat "$log" >&2; die "cargo fetch failed"; }
   cp "$CLIENTS_REQS/rust/Cargo.lock" "$dir/rust-fetched.lock"

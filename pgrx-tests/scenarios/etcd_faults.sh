@@ -116,7 +116,7 @@ wait_sql() {
 # status NAME EXPR: EXPR over snowflake_machine_id_status() of cluster NAME.
 status() { psql_on "$1" -At -c "SELECT $2 FROM snowflake_machine_id_status()"; }
 # worker_pid NAME: the process id of cluster NAME's machine id worker (a child of its postmaster
-# titled so; it has no database connection, so pg_stat_activity does not list it).
+# titled so; read from the process list, which works whether the server answers queries or not).
 worker_pid() {
   local pm child
   pm=$(head -n 1 "$SCRATCH/$1/postmaster.pid")

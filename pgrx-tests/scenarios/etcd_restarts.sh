@@ -23,7 +23,8 @@
 #    shares the space; negative control (snowflake.fault_space_layout_off): it claims an id of the
 #    space.
 # 6. A key of the id space that pg_snowflake did not write (a claim that is not JSON): refused, with
-#    the hint of its own that the Errors page gives; the key removed, the server claims.
+#    the hint of its own that the Errors page gives; the key removed by the hint's command as it
+#    writes it (etcdctl del KEY, the key the message names: issue 57, item 3), the server claims.
 # 7. etcd down past the lease's local deadline, then back (issue 52, item 2): calls refused (the
 #    lease reached its deadline without a renewal), one log line when ids stop; etcd back, it
 #    still has the lease (a restarted etcd gives every lease its TTL again), so the same lease is
@@ -164,8 +165,11 @@ create_extension garbled
 wait_claim_error garbled
 psql_on garbled -c "SELECT snowflake_nextval()" 2>&1 | tee "$SCRATCH/garbled.refusal" | grep -E "ERROR|HINT" | mask || true
 python3 "$PROJECT_DIR/pgrx-tests/harness/errors_in_page.py" "the refusal" "$SCRATCH/garbled.refusal" 2>>"$REPORT"
-etcd_curl "http://127.0.0.1:${ETCD_CLIENT_PORTS[0]}/v3/kv/deleterange" -sf --max-time 5 \
-  -d "{\"key\":\"$(b64 /pg_snowflake/garbled/claim/0)\"}" >/dev/null
+# The hint's command, as it writes it, KEY the key the message names (etcd 3.5's etcdctl).
+key=$(sed -n 's/.*the etcd key \([^ ]*\) could not be read.*/\1/p' "$SCRATCH/garbled.refusal" | head -n 1)
+command=$(sed -n 's/^HINT: .*(\(etcdctl del KEY\)).*/\1/p' "$SCRATCH/garbled.refusal" | head -n 1)
+echo "the hint's command: $command, KEY: $key"
+PATH="$(etcd35_bin):$PATH" ETCDCTL_ENDPOINTS=$ETCD_ENDPOINTS bash -c "${command/KEY/$key}" | sed 's/^/etcdctl: /'
 echo "the key removed, the server holds machine id $(held_id garbled)"
 
 echo "== 7. etcd down past the lease's deadline, then back"

@@ -1,6 +1,6 @@
 # long: half a minute or more, queued first
 # Hostile input at the SQL boundary, fuzzed with a fixed seed (pgrx-tests/scenarios/fuzz_sql.py): random
-# bigints (negative, 0, the extremes, every power of two) through every decode, extractor and
+# bigints (negative, 0, the extremes, every power of two) through every decode, extractor, the JSON form and
 # preset and through the public ids; random strings (empty, 10 kB, bytes that are not UTF-8,
 # mixed case, lookalike characters, any Unicode) through snowflake_from_public() and
 # snowflake_try_from_public(); random timestamps (infinity, before the epoch, year 294276, past
@@ -35,15 +35,17 @@ END $$;
 SQL
 started=$(psql_on fuzz -At -c "SELECT pg_postmaster_start_time()")
 t0=$(date +%s)
-python3 "$PROJECT_DIR/pgrx-tests/scenarios/fuzz_sql.py" "$SEED" "$PER_KIND" 2>"$SCRATCH/fuzz_cases.log" >"$SCRATCH/fuzz_cases.sql"
+# The presets are the server's: each is a kind of its own (a new preset adds its own line below).
+mapfile -t presets < <(psql_on fuzz -At -c "SELECT name FROM snowflake_presets()")
+python3 "$PROJECT_DIR/pgrx-tests/scenarios/fuzz_sql.py" "$SEED" "$PER_KIND" "${presets[@]}" 2>"$SCRATCH/fuzz_cases.log" >"$SCRATCH/fuzz_cases.sql"
 psql_on fuzz -q -f "$SCRATCH/fuzz_cases.sql" >/dev/null
 t1=$(date +%s)
 
-echo "-- SQL boundary: seed $SEED, $PER_KIND cases of each kind"
+echo "-- SQL boundary: seed $SEED, $PER_KIND cases of each kind (a fifth of it for each preset and the odd names)"
 psql_on fuzz -At -F ' | ' <<'SQL'
-SELECT 'cases run: ' || count(*) FROM fuzz_results;
--- Per function: how many answered, and how many were refused with which SQLSTATE.
-SELECT fn, count(*) FILTER (WHERE state = 'ok') AS ok,
+-- Per function: how many cases, how many answered, and which SQLSTATEs refused the others (each
+-- kind of case draws from its own stream: a new kind changes its own lines only).
+SELECT fn, count(*) AS cases, count(*) FILTER (WHERE state = 'ok') AS ok,
        coalesce(string_agg(DISTINCT state, ',') FILTER (WHERE state <> 'ok'), '-') AS refused_with
 FROM fuzz_results GROUP BY fn ORDER BY fn;
 SELECT 'refusals without a SQLSTATE of their own (XX, 58, empty) or without a message: ' || count(*)
@@ -70,7 +72,9 @@ FROM fuzz_results WHERE fn LIKE 'altered token%';
 SELECT 'altered tokens answered otherwise: ' || count(*) FROM fuzz_results
 WHERE fn LIKE 'altered token%' AND NOT (value LIKE '%true}' OR fn = 'altered token, from_public' AND state = '22P02');
 SELECT 'negative ids accepted by the server layout: ' || count(*) FROM fuzz_results
-WHERE fn IN ('snowflake_timestamp', 'snowflake_machine_id', 'snowflake_sequence') AND state = 'ok' AND expr ~ '\(-[0-9]';
+WHERE fn IN ('snowflake_timestamp', 'snowflake_machine_id', 'snowflake_sequence') AND state = 'ok' AND expr ~ '\(''-[0-9]';
+SELECT 'negative ids (of those above) refused: ' || count(*) FROM fuzz_results
+WHERE fn IN ('snowflake_timestamp', 'snowflake_machine_id', 'snowflake_sequence') AND state <> 'ok' AND expr ~ '\(''-[0-9]';
 SQL
 echo "still the same postmaster: $([ "$(psql_on fuzz -At -c "SELECT pg_postmaster_start_time()")" = "$started" ] && echo true || echo false)"
 { echo "fuzz_sql: $(psql_on fuzz -At -c "SELECT count(*) FROM fuzz_results") cases at the SQL boundary in $((t1 - t0)) s"; } >>"$REPORT"

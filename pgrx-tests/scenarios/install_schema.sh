@@ -49,6 +49,7 @@ CREATE SCHEMA snowflake;
 CREATE EXTENSION pg_snowflake SCHEMA snowflake;
 GRANT USAGE ON SCHEMA snowflake TO PUBLIC;
 ALTER DATABASE app SET search_path = "$user", public, snowflake;
+SET search_path = "$user", public, snowflake;
 SQL
 echo "-- mallory's overloads, in public and in the extension's schema:"
 attack app

@@ -3,7 +3,8 @@
 # or less, rotation through the file, and the key in none of pg_settings, pg_db_role_setting,
 # pg_stat_activity or the server log (log_statement = 'all'), for a plain role, a member of
 # pg_read_all_settings, or a superuser. The retired inline settings refuse any value without
-# repeating it.
+# repeating it. The hints name the OS user the server runs as: as root, a server run by `nobody`
+# (not postgres) is told `chown nobody` (as another user, that user's own server).
 export PGOPTIONS="-c client_min_messages=error"
 K_FIXED=000102030405060708090a0b0c0d0e0f # the unit tests' key: its known answers
 K1=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
@@ -129,3 +130,49 @@ echo "-- the server log (log_statement = 'all') after all of this: only the stat
 for k in K1 K2 K_RETIRED; do
   echo "$k in the log: $(grep -c -- "${!k}" "$SCRATCH/keys.log" || true) lines, outside our own statements: $(grep -- "${!k}" "$SCRATCH/keys.log" | grep -vc -e ' LOG:  statement: ' -e ' STATEMENT:  ' || true)"
 done
+
+echo "-- the hints name the server's OS user, whoever it is (not always postgres)"
+# As root: a server of its own run by the OS user nobody (its data dir owned by nobody, so that
+# stop_all_clusters stops it as nobody too), its key file owned by root, then by nobody with mode
+# 0644. As another user, the servers here are already that user's: its key file unreadable (mode
+# 0000), then with mode 0644.
+if [ "$(id -u)" = 0 ]; then
+  other=nobody odir="$SCRATCH/by_other" orun="$SCRATCH/by_other.run"
+  install -d -o nobody -m 700 "$odir" && install -d -o nobody -m 755 "$orun"
+  as_other() { runuser -u nobody -- env LD_LIBRARY_PATH="$("$PG_CONFIG" --libdir)" "$@"; }
+  as_other "$PG_BIN/initdb" -D "$odir" -U postgres -A trust --no-sync >/dev/null
+  printf '%s\n' "listen_addresses = ''" "unix_socket_directories = '$orun'" "port = 5432" "fsync = off" \
+    "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7" "snowflake.public_key_file = '$orun/snowflake.key'" \
+    | as_other tee -a "$odir/postgresql.conf" >/dev/null
+  echo "$K_FIXED" >"$orun/snowflake.key"
+  chmod 644 "$orun/snowflake.key"
+  as_other "$PG_BIN/pg_ctl" -D "$odir" -l "$orun/log" -w start >/dev/null
+  oq() { { "$PG_BIN/psql" -X -q -At -h "$orun" -p 5432 -U postgres -d postgres -c "$1" 2>&1 || true; } | sed 's/^psql:[^E]*ERROR/ERROR/'; }
+  create_extension_sql postgres | "$PG_BIN/psql" -X -q -h "$orun" -p 5432 -U postgres -d postgres >/dev/null
+  wrong_owner() { chown root "$orun/snowflake.key"; }
+  own_file() { chown nobody "$orun/snowflake.key"; }
+  reload_other() { oq "SELECT pg_reload_conf()" >/dev/null; sleep 0.5; }
+  stop_other() { as_other "$PG_BIN/pg_ctl" -D "$odir" -m fast -w stop >/dev/null; }
+else
+  other=$(id -un) orun=$DATA
+  start_cluster keys
+  write_key 644 "$K_FIXED"
+  oq() { q "$1"; }
+  # Another owner than the server's user cannot be made without root: the hints of a loose mode
+  # and of an unreadable file name the user all the same.
+  wrong_owner() { chmod 000 "$orun/snowflake.key"; }
+  own_file() { chmod 644 "$orun/snowflake.key"; }
+  reload_other() { reload; }
+  stop_other() { stop_cluster keys; }
+fi
+echo "the server's OS user: $other" >>"$REPORT"
+wrong_owner
+reload_other
+oq "SELECT snowflake_to_public(1)" >"$SCRATCH/other.out"
+grep -q "OS user, $other," "$SCRATCH/other.out" && echo "the hint names the server's OS user: yes" || echo "the hint names the server's OS user: no"
+{ grep -c "postgres" "$SCRATCH/other.out" || true; } | sed 's/^/lines naming postgres: /'
+own_file
+reload_other
+oq "SELECT snowflake_to_public(1)" >>"$SCRATCH/other.out"
+grep -q "Only the server's OS user, $other, may" "$SCRATCH/other.out" && echo "the loose mode's hint names it: yes" || echo "the loose mode's hint names it: no"
+stop_other

@@ -6,7 +6,9 @@
 # it renews the lease by the new clock (were it still on the old one, every renewal would fall to
 # the backends, and mark_waits would equal mark_writes). Terminated, it exits with code 1 (the
 # postmaster starts it again); at a clean stop with code 0, which the log does not report (issue
-# 52: every clean stop logged 'exited with exit code 1').
+# 52: every clean stop logged 'exited with exit code 1'). Terminated while a smart shutdown waits
+# for a client, it starts over in place and runs on until the stop that ends the client (issue 57:
+# the sender of its SIGTERM read through the handler it wraps, on every major).
 init_cluster main "shared_preload_libraries = 'pg_snowflake'" "snowflake.machine_id = 7"
 start_cluster main
 create_extension main
@@ -54,3 +56,29 @@ psql_on main -At -c "SELECT mark_writes || ' mark writes, ' || mark_waits || ' b
 before=$(worker_exits)
 stop_cluster main
 echo "exits of the extension's workers logged by a clean stop: $(($(worker_exits) - before))"
+
+# Terminated while a smart shutdown waits for a client (issue 57, item 6): the SIGTERM came from a
+# backend, not the postmaster, so the worker starts over in place (the postmaster starts no worker
+# while it shuts down), and runs until the stop that ends the client.
+start_cluster main
+psql_on main -At -o "$SCRATCH/smart.out" <<'SQL' &
+SET application_name = 'the client';
+DO $$ BEGIN
+  WHILE split_part(pg_read_file('postmaster.pid'), E'\n', 8) NOT LIKE 'stopping%'
+        AND clock_timestamp() < now() + interval '30 s' LOOP
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+END $$;
+SELECT 'terminated while a smart shutdown waits: ' || pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'pg_snowflake lease';
+SELECT pg_sleep(0.5);
+SELECT 'the lease worker runs on: ' || (count(*) = 1) FROM pg_stat_activity WHERE backend_type = 'pg_snowflake lease';
+SQL
+client=$!
+for _ in $(seq 1 100); do
+  [ "$(psql_on main -At -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'the client'")" = 1 ] && break
+  sleep 0.1
+done
+as_pg_owner "$PG_BIN/pg_ctl" -D "$SCRATCH/main" -m smart -w -t 60 stop >/dev/null
+wait "$client" || true
+grep -v '^$' "$SCRATCH/smart.out"
+grep -o 'pg_snowflake: the worker "pg_snowflake lease" was terminated while a smart shutdown waits for its clients: .*' "$SCRATCH/main.log" | head -n 1

@@ -70,6 +70,10 @@ METRIC_OF_STATUS_COLUMN = {
     # How many servers held an id of the space at the last claim: read in the status when the
     # log's claim line is not at hand (a prefix of its own: 0), not a series to watch.
     "holders_at_claim": None,
+    # Where a hand-set id is reserved (text), and how many ids of the space were reserved at the
+    # last read: read in the status beside holders_at_claim, not series to watch.
+    "reserved_in": None,
+    "reservations": None,
 }
 STATUS_METRICS = {m for m in METRIC_OF_STATUS_COLUMN.values() if m and m.startswith("snowflake_machine_id_")}
 # The mark's lead moves with the clock between the scrape and the query: this much is the same.

@@ -10,12 +10,14 @@ check() {
 }
 check
 
-# The negative control: a copy of the manual that drifted in nine places (an example's output on a
+# The negative control: a copy of the manual that drifted in eleven places (an example's output on a
 # page and in the README, a function's volatility, a setting's default, a benchmark figure, an
 # error's hint, a function revoked from PUBLIC whose row no longer says so, the Security
 # inventory's row of a function for pg_monitor saying PUBLIC, the README's public id example no
-# longer saying which key file it needs: the server has none of its own) fails, naming each file
-# and line.
+# longer saying which key file it needs: the server has none of its own, the README's install no
+# longer setting its own session's search_path: the first example pasted after it fails, a speed
+# figure of Choosing an id no longer saying the layout it was measured with) fails, naming each
+# file and line.
 [ -z "${README_ACCEPT:-}" ] || exit 0
 drifted="$SCRATCH/manual.drifted"
 rm -rf "$drifted" && mkdir -p "$drifted" && cp -r "$PROJECT_DIR/README.md" "$PROJECT_DIR/docs" "$PROJECT_DIR/mkdocs.yml" "$drifted/"
@@ -33,6 +35,8 @@ for old, new in [
     ("(public-ids-and-security.md#public-ids). Revoked from PUBLIC. |", "(public-ids-and-security.md#public-ids). |"),
     ("| `snowflake_machine_id_status()` | **pg_monitor** (and superusers) |", "| `snowflake_machine_id_status()` | PUBLIC |"),
     ("-- postgresql.conf: snowflake.public_key_file = 'snowflake.key', then a reload;", "-- postgresql.conf: the key file, then a reload;"),
+    ('SET search_path = "$user", public, snowflake;     -- this session too', 'SET search_path = "$user", public;     -- this session too'),
+    ("per id in one session, on a server with a 22-bit sequence (so that one", "per id in one session, on a server (so that one"),
 ]:
     at = [(n, i) for n, lines in pages.items() for i, line in enumerate(lines) if old in line]
     assert len(at) == 1, old

@@ -5,7 +5,8 @@
 # comments. Then, on a scratch copy of the project: the same SQL with the Rust paths in pgrx's
 # comments moved and its blocks in another order passes (the code may move); a changed function
 # and a new function fail and say what to do; a bump without an upgrade script fails; with one, the
-# check asks for a refresh, which freezes the old version's install script; a released version
+# check asks for a refresh, which freezes the old version's install script and writes the new
+# snapshot in the old one's order (only the new function's lines differ); a released version
 # without an upgrade path fails. (The current version is printed as <version>.) No cluster.
 version=$(cargo_version)
 v() { sed "s/${version//./\\.}/<version>/g"; }
@@ -62,6 +63,10 @@ check check "$SCRATCH/edited.sql" --project "$project"
 echo "== refresh"
 check refresh "$SCRATCH/edited.sql" --project "$project"
 (cd "$project" && find sql pgrx-tests/checks/sql-snapshot -name "pg_snowflake--*" | sort | v)
+# The refresh wrote the snapshot's own order, whatever pgrx's (the blocks were reversed): the new
+# snapshot is the old one and the new function, nothing moved.
+changes=$(diff <(tail -n +3 "$project/sql/pg_snowflake--$version.sql") "$project/pgrx-tests/checks/sql-snapshot/pg_snowflake--9.0.0.sql" || true)
+echo "the refresh, against the snapshot before it: $(grep -c '^<' <<<"$changes") lines removed, $(grep -c '^>' <<<"$changes") added, $(grep -c '^[0-9]' <<<"$changes") hunks (the new function's block alone: 0, 7, 1)"
 check check "$SCRATCH/edited.sql" --project "$project"
 echo "== the frozen install script of <version> is the released SQL"
 # (Blocks compared as a set: pgrx's order of them differs between runs and majors.)

@@ -24,9 +24,10 @@ pub fn sqlstate(e: &Error) -> PgSqlErrorCode {
                 ERRCODE_DATETIME_FIELD_OVERFLOW
             }
         },
-        Error::NotPreloaded | Error::PublicKeyUnset | Error::MachineIdNotHeld { .. } => {
-            ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
-        }
+        Error::NotPreloaded
+        | Error::PublicKeyUnset
+        | Error::MachineIdNotHeld { .. }
+        | Error::HandSetIdRefused { .. } => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         Error::MachineIdSource { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
         Error::SettingNotAccepted { .. }
         | Error::EpochUnparsable { .. }
@@ -51,7 +52,7 @@ pub fn sqlstate(e: &Error) -> PgSqlErrorCode {
         Error::LayoutChanged { .. } => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         Error::InfiniteTime { .. } => ERRCODE_DATETIME_FIELD_OVERFLOW,
         // As nextval() on a standby.
-        Error::HotStandby => ERRCODE_READ_ONLY_SQL_TRANSACTION,
+        Error::HotStandby | Error::HotStandbyLeased => ERRCODE_READ_ONLY_SQL_TRANSACTION,
     }
 }
 

@@ -9,16 +9,18 @@
 //! - in size, by the gateway's `MAX_ANSWER_BYTES`: a longer answer is refused, never read on;
 //! - in its name lookup: each endpoint's host is resolved once and its addresses kept (refreshed
 //!   after every address failed), in a thread of its own that is waited for until the deadline
-//!   only (getaddrinfo has no time-out; a lookup that hangs is left to end by itself, its thread
-//!   with every signal blocked, so that PostgreSQL's handlers never run there).
+//!   only (getaddrinfo has no time-out; a lookup that hangs is waited for again at the next
+//!   exchange, never started again while it runs: one under way per endpoint, the core's
+//!   `name_lookup`; its thread with every signal blocked, so that PostgreSQL's handlers never run
+//!   there).
 
 use super::tls::Tls;
 use pg_snowflake_core::etcd_gateway::{Endpoint, Transport, MAX_ANSWER_BYTES};
+use pg_snowflake_core::name_lookup::{Found, Lookups};
 use pgrx::pg_sys;
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// The longest a read or write waits before the deadline and a stop are looked at again.
@@ -33,8 +35,9 @@ pub struct Tcp {
     exchange_max: Duration,
     /// Whether SIGTERM ends an exchange (not during the release, which has a budget of its own).
     stop_on_term: bool,
-    /// Each endpoint's addresses, by its host:port.
+    /// Each endpoint's addresses, by its host:port, and the lookups under way.
     resolved: HashMap<String, Vec<SocketAddr>>,
+    lookups: Lookups<SocketAddr>,
     /// Test builds only (`snowflake.fault_unbounded_etcd`, the negative control): no deadline, no
     /// size cap, no stop, as in 0.2.0's betas.
     unbounded: bool,
@@ -50,6 +53,27 @@ pub struct Tcp {
 pub fn stop_requested() -> bool {
     // SAFETY: a sig_atomic_t written by this process's signal handler.
     unsafe { std::ptr::read_volatile(&raw const pg_sys::ShutdownRequestPending) != 0 }
+}
+
+/// The addresses of `authority` (host:port), as getaddrinfo gives them.
+fn resolve(authority: &str) -> Found<SocketAddr> {
+    authority.to_socket_addrs().map(|a| a.collect()).map_err(|e| format!("cannot resolve {authority}: {e}"))
+}
+
+/// Runs `job` in a thread of its own that starts with every signal blocked, so that PostgreSQL's
+/// signal handlers never run there.
+fn spawn_without_signals(job: Box<dyn FnOnce() + Send + 'static>) -> std::io::Result<()> {
+    // SAFETY: blocks every signal in this thread for the spawn, so that the new thread starts
+    // with all of them blocked (it inherits the mask), then restores this thread's mask.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        let spawned = std::thread::Builder::new().name("etcd lookup".into()).spawn(job);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        spawned.map(|_| ())
+    }
 }
 
 /// Why an exchange ended early: its deadline, or a stop request.
@@ -71,6 +95,7 @@ impl Tcp {
             exchange_max: Duration::ZERO,
             stop_on_term: true,
             resolved: HashMap::new(),
+            lookups: Lookups::default(),
             unbounded: super::id_source::fault_unbounded_etcd(),
         }
     }
@@ -94,32 +119,12 @@ impl Tcp {
             self.resolved.insert(authority.into(), vec![addr]);
             return Ok(vec![addr]);
         }
-        let (tx, rx) = mpsc::channel();
-        let name = authority.to_string();
-        // SAFETY: blocks every signal in this thread for the spawn, so that the new thread starts
-        // with all of them blocked (it inherits the mask), then restores this thread's mask.
-        let spawned = unsafe {
-            let mut all: libc::sigset_t = std::mem::zeroed();
-            let mut old: libc::sigset_t = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-            let spawned = std::thread::Builder::new().name("etcd lookup".into()).spawn(move || {
-                let _ = tx.send(name.to_socket_addrs().map(|a| a.collect::<Vec<_>>()));
-            });
-            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-            spawned
-        };
-        spawned.map_err(|e| format!("cannot look up {authority}: {e}"))?;
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(wait) {
-            Ok(Ok(addrs)) if !addrs.is_empty() => {
-                self.resolved.insert(authority.into(), addrs.clone());
-                Ok(addrs)
-            }
-            Ok(Ok(_)) => Err(format!("{authority} has no address")),
-            Ok(Err(e)) => Err(format!("cannot resolve {authority}: {e}")),
-            Err(_) => Err(format!("no address for {authority} within {} ms (the name lookup hangs)", wait.as_millis())),
+        let addrs = self.lookups.get(authority, deadline, spawn_without_signals, resolve)?;
+        if addrs.is_empty() {
+            return Err(format!("{authority} has no address"));
         }
+        self.resolved.insert(authority.into(), addrs.clone());
+        Ok(addrs)
     }
 
     fn over_tcp(

@@ -134,7 +134,7 @@ impl MarkStore for PgHost {
 /// The I/O of each step of a mark write; the core decides their order.
 impl MarkIo for PgHost {
     fn identity(&mut self) -> Result<Identity, Error> {
-        mark_store::identity()
+        mark_store::identity(shared_memory::shared())
     }
 
     /// In the test builds, a pause when snowflake.fault_hold_at names the step.

@@ -36,6 +36,16 @@ static FAULT_ERRORS_BY_KEY: GucSetting<bool> = GucSetting::<bool>::new(false);
 static FAULT_UNBOUNDED_ETCD: GucSetting<bool> = GucSetting::<bool>::new(false);
 #[cfg(feature = "fault_injection")]
 static FAULT_RESERVATIONS_OFF: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_CLAIM_WHOLE_MARK: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_INHERITED_MARK_OFF: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_SIGTERM_SENDER_IGNORED: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_HAND_SET_UNGUARDED: GucSetting<bool> = GucSetting::<bool>::new(false);
+#[cfg(feature = "fault_injection")]
+static FAULT_RESTORE_UNCHECKED: GucSetting<bool> = GucSetting::<bool>::new(false);
 
 /// Defines the settings; from `settings::define`, while libraries preload.
 pub fn define() {
@@ -165,10 +175,40 @@ pub fn define() {
             &FAULT_RESERVATIONS_OFF,
         ),
         (
+            c"snowflake.fault_hand_set_unguarded",
+            c"TEST BUILDS ONLY: a hand-set server reserving its id issues under it whatever etcd says.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_guards scenario (a hand-set server beside a leasing one holding its id).",
+            &FAULT_HAND_SET_UNGUARDED,
+        ),
+        (
+            c"snowflake.fault_restore_unchecked",
+            c"TEST BUILDS ONLY: etcd's revision and cluster are not compared with those seen before.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_guards scenario (etcd restored from a snapshot).",
+            &FAULT_RESTORE_UNCHECKED,
+        ),
+        (
             c"snowflake.fault_unbounded_etcd",
             c"TEST BUILDS ONLY: the worker's exchanges with etcd have no deadline, no size cap and do not stop at SIGTERM.",
             c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the etcd_faults scenario (a dripping endpoint holds a fast stop).",
             &FAULT_UNBOUNDED_ETCD,
+        ),
+        (
+            c"snowflake.fault_claim_whole_mark",
+            c"TEST BUILDS ONLY: a claim takes the whole mark recorded in etcd as used, this very run's own included.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the control of the crash_leased scenario (a crash-restart waits out its old lease's deadline, as before issue 57).",
+            &FAULT_CLAIM_WHOLE_MARK,
+        ),
+        (
+            c"snowflake.fault_inherited_mark_off",
+            c"TEST BUILDS ONLY: a claim of an id this very run held before takes nothing as used.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the negative control of the crash_leased scenario (the holder before forgotten at a crash-restart).",
+            &FAULT_INHERITED_MARK_OFF,
+        ),
+        (
+            c"snowflake.fault_sigterm_sender_ignored",
+            c"TEST BUILDS ONLY: the extension's workers end for good at any SIGTERM while the server is stopping.",
+            c"Exists only when pg_snowflake is built with the fault_injection feature: the control of the etcd_smart_shutdown scenario (a worker terminated while a smart shutdown waits is not started again).",
+            &FAULT_SIGTERM_SENDER_IGNORED,
         ),
     ] {
         GucRegistry::define_bool_guc(name, short, long, setting, GucContext::Postmaster, GucFlags::default());
@@ -346,11 +386,61 @@ pub fn fault_reservations_off() -> bool {
     false
 }
 
+/// Test builds only: a hand-set server issues whatever etcd says of its reservation; false in
+/// every other build.
+#[inline(always)]
+pub fn fault_hand_set_unguarded() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_HAND_SET_UNGUARDED.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: etcd's revision and cluster not compared with those seen; false in every
+/// other build.
+#[inline(always)]
+pub fn fault_restore_unchecked() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_RESTORE_UNCHECKED.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
 /// Test builds only: the worker's exchanges with etcd unbounded; false in every other build.
 #[inline(always)]
 pub fn fault_unbounded_etcd() -> bool {
     #[cfg(feature = "fault_injection")]
     return FAULT_UNBOUNDED_ETCD.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: a claim takes the whole recorded mark as used (before issue 57); false in
+/// every other build.
+#[inline(always)]
+pub fn fault_claim_whole_mark() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_CLAIM_WHOLE_MARK.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: a claim of an id this run held before takes nothing as used; false in every
+/// other build.
+#[inline(always)]
+pub fn fault_inherited_mark_off() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_INHERITED_MARK_OFF.get();
+    #[cfg(not(feature = "fault_injection"))]
+    false
+}
+
+/// Test builds only: a worker's SIGTERM ends it for good whenever the server is stopping, whoever
+/// sent it (before issue 57); false in every other build.
+#[inline(always)]
+pub fn fault_sigterm_sender_ignored() -> bool {
+    #[cfg(feature = "fault_injection")]
+    return FAULT_SIGTERM_SENDER_IGNORED.get();
     #[cfg(not(feature = "fault_injection"))]
     false
 }

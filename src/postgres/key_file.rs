@@ -66,8 +66,30 @@ pub fn read_private(path: &str, max: u64) -> Result<Zeroizing<String>, KeyFilePr
     Ok(text)
 }
 
+/// The server's OS user by name, for the hints (`chown NAME`); its user id where the system has
+/// no name for it (a container's arbitrary user id), which `chown` takes as well. Asked only when a
+/// problem is reported.
+fn server_os_user() -> String {
+    // SAFETY: geteuid() cannot fail; getpwuid_r writes only into `entry` and `buf`, whose size it is
+    // given, and `found` points into them or is null.
+    unsafe {
+        let uid = libc::geteuid();
+        let mut entry: libc::passwd = std::mem::zeroed();
+        let mut buf = vec![0 as libc::c_char; 4096];
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        if libc::getpwuid_r(uid, &mut entry, buf.as_mut_ptr(), buf.len(), &mut found) == 0 && !found.is_null() {
+            let name = std::ffi::CStr::from_ptr(entry.pw_name).to_string_lossy().into_owned();
+            if !name.is_empty() {
+                return name;
+            }
+        }
+        uid.to_string()
+    }
+}
+
 fn read(path: &str) -> Result<Keys, Error> {
-    let problem = |problem: KeyFileProblem| Error::KeyFile { path: path.to_string(), problem };
+    let problem =
+        |problem: KeyFileProblem| Error::KeyFile { path: path.to_string(), problem, server_user: server_os_user() };
     // A relative path is relative to the data directory, every process's working directory.
     let text = read_private(path, MAX_BYTES).map_err(problem)?;
     let (current, previous) =

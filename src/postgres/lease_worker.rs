@@ -32,7 +32,26 @@ pub fn register() {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_snowflake_lease_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    worker_exit::note_sigterm_sender();
     BackgroundWorker::connect_worker_to_spi(None, None);
+    loop {
+        renew_until_sigterm();
+        // SIGTERM: from pg_terminate_backend(), or the server is shutting down. After the first,
+        // exit code 1 asks the postmaster to start the worker again after its restart interval
+        // (code 0 would mean "done for good", and backends would pay every mark write); at a
+        // shutdown, code 0; while a smart shutdown waits for its clients, it starts over in place
+        // (see `worker_exit`).
+        match worker_exit::after_sigterm() {
+            worker_exit::Next::Exit(code) => return worker_exit::exit(code),
+            worker_exit::Next::StartOver => pgrx::log!(
+                "pg_snowflake: the worker \"pg_snowflake lease\" was terminated while a smart shutdown waits for its clients: it starts over at once (the postmaster starts no worker while it shuts down)"
+            ),
+        }
+    }
+}
+
+/// Renews the mark when due, until SIGTERM.
+fn renew_until_sigterm() {
     if let (Ok(generator), Some(shared)) = (server_config::generator(), shared_memory::shared()) {
         let mut host = PgHost;
         while BackgroundWorker::wait_latch(Some(PERIOD)) {
@@ -49,10 +68,6 @@ pub extern "C-unwind" fn pg_snowflake_lease_main(_arg: pg_sys::Datum) {
             reload_if_asked();
         }
     }
-    // SIGTERM: from pg_terminate_backend(), or the server is shutting down. After the first, exit
-    // code 1 asks the postmaster to start the worker again after its restart interval (code 0
-    // would mean "done for good", and backends would pay every mark write); at a shutdown, code 0.
-    worker_exit::exit_after_sigterm();
 }
 
 /// On SIGHUP, reads the configuration again (snowflake.max_clock_jump, lease_sync, and the

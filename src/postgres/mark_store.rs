@@ -1,6 +1,6 @@
 //! Where this server keeps its high-water mark: the file `pg_snowflake.mark` in the data directory,
-//! written with this server's machine id, layout and system identifier (the core's `mark_file`
-//! says how).
+//! written with this server's machine id (leased: the one it held last, and the id space), layout
+//! and system identifier (the core's `mark_file` says how).
 
 use super::server_config;
 use pg_snowflake_core::lifecycle;
@@ -42,13 +42,27 @@ pub fn read() -> Result<Option<MarkRecord>, String> {
 /// Makes `unix_ms` this server's durable mark, stamped with the layout the core says
 /// (`lifecycle::stamp`: the old one while a change of layout is refused): the clean stop's write.
 pub fn write(shared: &SharedState, unix_ms: i64) -> Result<(), Error> {
-    write_stamped(unix_ms, &lifecycle::stamp(shared, server_config::layout()?))
+    write_stamped(shared, unix_ms, &lifecycle::stamp(shared, server_config::layout()?))
 }
 
-/// Who this server is, as its mark file and lease records say it.
-pub fn identity() -> Result<Identity, Error> {
+/// The machine id this server's marks name: set by hand (or read from a pod index), or leased:
+/// the one it held last by `shared` (-1: none since shared memory was set up), and the id space.
+fn writer(shared: Option<&SharedState>) -> mark_file::Writer<'static> {
+    match server_config::etcd() {
+        Some(etcd) => mark_file::Writer {
+            machine_id: shared.map_or(-1, |s| s.claim.last_held.load(Relaxed)),
+            leased_from: Some(etcd.prefix.as_str()),
+        },
+        None => mark_file::Writer { machine_id: server_config::machine_id_or_unset(), leased_from: None },
+    }
+}
+
+/// Who this server is, as its mark file and lease records say it (`shared`: its shared state).
+pub fn identity(shared: Option<&SharedState>) -> Result<Identity, Error> {
+    let writer = writer(shared);
     Ok(Identity {
-        machine_id: server_config::machine_id_or_unset(),
+        machine_id: writer.machine_id,
+        leased_from: writer.leased_from,
         layout: *server_config::layout()?,
         system_identifier: system_identifier(),
     })
@@ -69,20 +83,20 @@ fn write_error(e: std::io::Error) -> Error {
 }
 
 /// The mark file replaced by `unix_ms`, stamped with `stamped`, with this server's identity.
-fn write_stamped(unix_ms: i64, stamped: &Layout) -> Result<(), Error> {
-    let machine_id = server_config::machine_id_or_unset();
-    mark_file::write(&data_dir(), unix_ms, machine_id, stamped, system_identifier(), || {}).map_err(write_error)
+fn write_stamped(shared: &SharedState, unix_ms: i64, stamped: &Layout) -> Result<(), Error> {
+    mark_file::write(&data_dir(), unix_ms, writer(Some(shared)), stamped, system_identifier(), || {})
+        .map_err(write_error)
 }
 
 /// The mark file as redo writes it (`lifecycle::replay` decides when, and what a failure means);
 /// 15+, where the lease is in the WAL.
 #[cfg(not(feature = "pg14"))]
-pub struct RedoFile;
+pub struct RedoFile<'a>(pub &'a SharedState);
 
 #[cfg(not(feature = "pg14"))]
-impl pg_snowflake_core::host::MarkFile for RedoFile {
+impl pg_snowflake_core::host::MarkFile for RedoFile<'_> {
     fn write_mark_file(&mut self, unix_ms: i64, stamped: &Layout) -> Result<(), Error> {
-        write_stamped(unix_ms, stamped)
+        write_stamped(self.0, unix_ms, stamped)
     }
 }
 

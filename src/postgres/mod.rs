@@ -12,6 +12,7 @@
 //! - [`wal`]: the lease as a WAL record (resource manager, insert, redo), PostgreSQL 15+;
 //! - [`tls`]: TLS to etcd's `https://` endpoints, through the server's own OpenSSL;
 //! - [`etcd_transport`]: the worker's exchanges with etcd, each bounded in time and size;
+//! - [`etcd_record`]: who this server is in an etcd id space, and what it remembers of it;
 //! - [`claim_worker`]: the background worker that holds a machine id leased from etcd;
 //! - [`lease_worker`]: the background worker that renews the high-water mark;
 //! - [`worker_exit`]: how those workers end on SIGTERM (started again, or not at a shutdown);
@@ -21,6 +22,7 @@
 pub mod claim_worker;
 pub mod clock;
 pub mod errors;
+pub mod etcd_record;
 pub mod etcd_transport;
 pub mod host;
 pub mod id_source;

@@ -244,12 +244,36 @@ mod tests {
         assert_eq!(text("SELECT (snowflake_decode(1 << 24, 'sonyflake')).ts::text"), "2014-09-01 00:00:00.01+00");
         let (state, message, hint) = error_of("SELECT snowflake_decode(1, 'uuid')");
         assert_eq!(state, "22023");
-        assert_eq!(
-            message,
-            "unknown snowflake layout \"uuid\"; known layouts: twitter, discord, instagram, sonyflake, pgedge, server"
-        );
+        // The message lists the presets as snowflake_presets() has them, then server.
+        let known = text("SELECT string_agg(name, ', ') FROM snowflake_presets()");
+        assert!(known.starts_with("twitter, discord, "), "{known}");
+        assert_eq!(message, format!("unknown snowflake layout \"uuid\"; known layouts: {known}, server"));
         assert!(hint.contains("'server'"));
         assert_eq!(error_of("SELECT snowflake_decode(-1, 'twitter')").1, "snowflake id -1 is negative");
+    }
+
+    #[pg_test]
+    fn presets_are_the_cores_and_their_examples_decode() {
+        let presets = pg_snowflake_core::presets::PRESETS;
+        assert_eq!(count("SELECT count(*) FROM snowflake_presets()"), presets.len() as i64);
+        for p in presets {
+            let row = text(&format!(
+                "SELECT (epoch, time_unit_ms, timestamp_bits, machine_bits, sequence_bits)::text FROM snowflake_presets() WHERE name = '{}'",
+                p.name
+            ));
+            let epoch = pg_snowflake_core::calendar::format_utc(p.epoch_ms);
+            let want =
+                format!("(\"{epoch}\",{},{},{},{})", p.tick_ms, p.timestamp_bits, p.machine_bits, p.sequence_bits);
+            assert_eq!(row, want, "{}", p.name);
+            if let Some(e) = p.example {
+                let decoded = text(&format!(
+                    "SELECT (d.ts, d.machine_id, d.sequence)::text FROM snowflake_presets() p, snowflake_decode(p.example, p.name) d WHERE p.name = '{}'",
+                    p.name
+                ));
+                assert!(decoded.starts_with(&format!("(\"{}", e.utc)), "{}: {decoded}", p.name);
+                assert!(decoded.ends_with(&format!(",{},{})", e.machine_id, e.sequence)), "{}: {decoded}", p.name);
+            }
+        }
     }
 
     #[pg_test]

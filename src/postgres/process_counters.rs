@@ -4,8 +4,8 @@
 //! generator's compare-and-swap (that one costs about 3 ns, a tenth of the call). The counters
 //! are never zeroed: a process that takes over a slot goes on from its predecessor's count, and a
 //! reset of the statistics remembers their sum instead. Processes beyond the counted slots
-//! (auxiliary ones, or all of them on PostgreSQL 14, whose libraries cannot learn MaxBackends
-//! in time) count on the shared atomic instead.
+//! (auxiliary ones) count on the shared atomic instead. (PostgreSQL 14's libraries cannot learn
+//! MaxBackends in time: `wanted` computes it from the settings there.)
 
 use pg_snowflake_core::state::SharedState;
 use pgrx::pg_sys;
@@ -25,9 +25,33 @@ const NONE: *mut AtomicU64 = std::ptr::dangling_mut();
 
 /// How many counters to ask for: one per slot of the processes that can run SQL (regular
 /// backends, autovacuum, background workers, WAL senders come first in PGPROC's array).
+#[cfg(not(feature = "pg14"))]
 pub fn wanted() -> usize {
     // SAFETY: read in the shmem request hook, where PostgreSQL has computed it (0 before that).
     (unsafe { pg_sys::MaxBackends }).max(0) as usize
+}
+
+/// PostgreSQL 14 computes MaxBackends only after the libraries preload, where the space is asked
+/// for: the same sum (`InitializeMaxBackends`) from the settings, which postgresql.conf has set by
+/// then. A library loaded after this one that raised one of them only leaves its processes
+/// counting on the shared atomic (`look_up` bounds the slot by what was asked for).
+#[cfg(feature = "pg14")]
+pub fn wanted() -> usize {
+    let setting = |name: &std::ffi::CStr| {
+        // SAFETY: a setting's value as text (missing_ok false: these exist), in the postmaster.
+        let value = unsafe { pg_sys::GetConfigOption(name.as_ptr(), false, false) };
+        if value.is_null() {
+            return 0;
+        }
+        // SAFETY: a NUL-terminated string of PostgreSQL's.
+        unsafe { std::ffi::CStr::from_ptr(value) }.to_str().ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0)
+    };
+    // SAFETY: settings read in the postmaster, set before the libraries preload.
+    let (connections, workers, senders) =
+        unsafe { (pg_sys::MaxConnections, pg_sys::max_worker_processes, pg_sys::max_wal_senders) };
+    let (connections, workers, senders) =
+        (connections.max(0) as usize, workers.max(0) as usize, senders.max(0) as usize);
+    connections + setting(c"autovacuum_max_workers") + 1 + workers + senders
 }
 
 pub fn bytes(len: usize) -> usize {
@@ -66,6 +90,22 @@ fn look_up() -> *mut AtomicU64 {
     }
     // SAFETY: in bounds, checked above.
     unsafe { &raw mut (*slots.add(index as usize)).0 }
+}
+
+/// This process's counter for the raw entry point (`sql_api::generate`): its slot's, written by
+/// this process only (`true`), or the shared one, counted with an atomic add (`false`).
+pub fn mine(shared: &'static SharedState) -> (&'static AtomicU64, bool) {
+    let mut mine = MINE.load(Relaxed);
+    if mine.is_null() {
+        mine = look_up();
+        MINE.store(mine, Relaxed);
+    }
+    if mine == NONE {
+        (&shared.hot.issued, false)
+    } else {
+        // SAFETY: a counter in shared memory, for the life of the process.
+        (unsafe { &*mine }, true)
+    }
 }
 
 /// Counts one id issued by this process.

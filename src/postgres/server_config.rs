@@ -101,8 +101,7 @@ pub fn layout() -> Result<&'static Layout, Error> {
 }
 
 /// This server's machine id, -1 when no generator could be made (unset, or a layout that cannot
-/// work): what the mark file and the lease record say of their writer.
-/// (A leased id changes while the server runs: -1, the mark and the record say "leased".)
+/// work), or leased (the mark file and the lease record name the id held last: `mark_store`).
 pub fn machine_id_or_unset() -> i64 {
     match (generator(), etcd()) {
         (Ok(g), None) => g.machine_id(),

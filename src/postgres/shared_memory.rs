@@ -8,7 +8,7 @@ use super::clock::wall_clock_ms;
 use super::process_counters as counters;
 use super::{errors, mark_store, server_config, settings};
 use pg_snowflake_core::lifecycle;
-use pg_snowflake_core::start_check::Facts;
+use pg_snowflake_core::start_check::{Facts, Reservation};
 use pg_snowflake_core::state::SharedState;
 use pg_snowflake_core::Error;
 use pgrx::pg_sys;
@@ -98,6 +98,14 @@ fn initial_state() -> SharedState {
         machine_id: server_config::generator().ok().map(|g| g.machine_id()).filter(|_| server_config::etcd().is_none()),
         leased: server_config::etcd().is_some(),
         system_identifier: mark_store::system_identifier(),
+        // Set by hand and reserved in an id space: issued at once only if this data directory saw
+        // that reservation confirmed before (test builds' control: whatever etcd says).
+        reservation: match (server_config::reservation(), server_config::generator()) {
+            (Some(config), Ok(g)) if !super::id_source::fault_hand_set_unguarded() => {
+                super::etcd_record::reservation_at_start(config, g.machine_id(), &layout.describe())
+            }
+            _ => Reservation::None,
+        },
         accepted_layout: &accepted,
     };
     let found_mark = matches!(found, Ok(Some(_)));

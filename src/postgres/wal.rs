@@ -127,7 +127,7 @@ mod imp {
             return; // nothing can be issued with this configuration; the file is left as it is
         };
         let refused_before = shared.refused.layout().is_some();
-        if let Err(e) = lifecycle::replay(shared, layout, &lease, &mut mark_store::RedoFile) {
+        if let Err(e) = lifecycle::replay(shared, layout, &lease, &mut mark_store::RedoFile(shared)) {
             // The core's decision: recovery stops at this record (the startup process exits, and
             // the server with it), so that it is replayed again once the file can be written.
             let report = pgrx::pg_sys::panic::ErrorReport::new(
@@ -183,12 +183,17 @@ mod imp {
                 "crash recovery ended"
             }
         };
-        let mine = server_config::generator().map(|g| g.machine_id().to_string()).unwrap_or_else(|_| "unset".into());
+        // (A leased server's generator says 0: its id comes from its worker's claim, after this.)
+        let mine = match (server_config::generator(), server_config::etcd()) {
+            (Ok(_), Some(etcd)) => format!("leased from {}, claimed by its worker now", etcd.describe()),
+            (Ok(g), None) => g.machine_id().to_string(),
+            (Err(_), _) => "unset".into(),
+        };
         let mark = shared_memory::shared().map(|s| s.mark.unix_ms.load(std::sync::atomic::Ordering::Relaxed));
         pgrx::log!(
-            "pg_snowflake: {kind}: this server's machine id is {mine}; its ids start above the high-water mark {} (the last lease replayed from the WAL was written by machine id {})",
+            "pg_snowflake: {kind}: this server's machine id is {mine}; its ids start above the high-water mark {} (the last lease replayed from the WAL was written by {})",
             mark.map(format_utc).unwrap_or_default(),
-            lease.machine_id
+            lease.writer()
         );
     }
 }

@@ -40,6 +40,7 @@ writes what the server did into the pages instead (review the diff!). What it ch
 `README_ONLY=blocks|reference|errors` runs one part (reference includes the settings).
 """
 import os
+import pwd
 import re
 import subprocess
 import sys
@@ -207,6 +208,30 @@ def check_blocks(all_pages, main):
     return ran, compared
 
 
+def check_install_pasted(main):
+    """The README's install statements and its first example (CREATE TABLE ... DEFAULT
+    snowflake_nextval(), an INSERT), pasted into one psql session in a new database, as a reader
+    does: they must work there (ALTER DATABASE ... SET applies to sessions started after it; the
+    install's SET search_path serves this one: issue 62). A failure names the install block's
+    line of SET search_path (or of ALTER DATABASE, where there is no SET)."""
+    page = manual.Page("README.md", manual.ROOT)
+    lines = page.lines
+    i = next(n for n, line in enumerate(lines) if line.startswith("<!-- test: skip the install itself"))
+    end = lines.index("```", i + 2)
+    at = next((n for n in range(i + 2, end) if lines[n].startswith("SET search_path")), None)
+    if at is None:
+        at = next(n for n in range(i + 2, end) if lines[n].startswith("ALTER DATABASE"))
+    first = next(n for n, line in enumerate(lines) if line.strip() == "```sql")
+    example = "\n".join(lines[first + 1:lines.index("```", first + 1)]) + "\n"
+    main.psql("CREATE DATABASE pasted;")
+    r = main.psql(manual.install_sql("pasted") + example, db="pasted", check=False)
+    main.psql("DROP DATABASE pasted;")
+    if r.returncode:
+        fail(page, at + 1, "the install statements and the first example, pasted into one psql session, fail: "
+             f"{r.stderr.strip()} (ALTER DATABASE ... SET applies to sessions started after it: set the search_path in this one too)")
+    return r.returncode == 0
+
+
 def key_file_as_the_block_says(page, first, code, main):
     """`<!-- test: key file -->`: the server gets the key file that the block's comment describes,
     as the reader sets it up (README, Public ids; the page's The key file): the file named by its
@@ -371,9 +396,14 @@ def make_standby(primary):
     return s
 
 
+# The OS user the servers run as (cluster.py: postgres when the checker runs as root), which a
+# mask's pattern names as $SERVER_USER.
+SERVER_USER = "postgres" if AS_ROOT else pwd.getpwuid(os.geteuid()).pw_name
+
+
 def masked(text, masks):
     for pattern, repl in masks:
-        text = re.sub(pattern, repl, text)
+        text = re.sub(pattern.replace("$SERVER_USER", re.escape(SERVER_USER)), repl, text)
     return text
 
 
@@ -617,11 +647,61 @@ def check_quotes(all_pages):
     return quoted
 
 
+FIGURE = re.compile(r"(?<![\w.,-])(\d[\d,]*(?:\.\d+)?) ?(ns|ms|s|MB|bytes)\b")
+LAYOUT = re.compile(r"\d+-bit sequence|default layout")
+
+
+def check_figures(all_pages):
+    """The speed and size figures of a page's prose under `<!-- figures: FILE -->` (to the next
+    heading, bold paragraph or directive) are FILE's, and each sentence that gives one says the
+    layout it was measured with, as FILE says it (issue 62: a figure of a 22-bit sequence read as the
+    default layout's). Every figure with a unit (ns, ms, s, MB, bytes) is a number of FILE (commas
+    aside); every "N-bit sequence" and "default layout" of the text is in FILE; a sentence with a
+    figure and no layout is named at its first line."""
+    checked = 0
+    for page in all_pages:
+        lines = page.lines
+        for i, line in enumerate(lines):
+            m = re.fullmatch(r"<!-- figures: (\S+) -->", line.strip())
+            if not m:
+                continue
+            with open(os.path.join(PROJECT, m.group(1))) as f:
+                source = f.read()
+            numbers = set(re.findall(r"\d+(?:\.\d+)?", source.replace(",", "")))
+            end = next((k for k in range(i + 1, len(lines)) if lines[k].startswith(("#", "**", "<!--"))), len(lines))
+            # Sentences: to a full stop followed by a space or the end of a line; each with its first line.
+            text, starts = "", []
+            for k in range(i + 1, end):
+                starts.append((len(text), k))
+                text += lines[k] + "\n"
+            sentences, begin = [], 0
+            for stop in [mm.end() for mm in re.finditer(r"\.(?=\s)", text)] + [len(text)]:
+                if text[begin:stop].strip():
+                    sentences.append((begin, text[begin:stop]))
+                begin = stop
+            for at, sentence in sentences:
+                lead = len(sentence) - len(sentence.lstrip())
+                first = max(k for pos, k in starts if pos <= at + lead)
+                figures = FIGURE.findall(sentence)
+                for value, unit in figures:
+                    checked += 1
+                    if value.replace(",", "") not in numbers:
+                        fail(page, first + 1, f"{value} {unit} is no figure of {m.group(1)}")
+                for layout in LAYOUT.findall(sentence):
+                    if layout not in source:
+                        fail(page, first + 1, f"{m.group(1)} names no {layout!r}: the figures were measured with another layout")
+                if figures and not LAYOUT.search(sentence):
+                    fail(page, first + 1, f"this sentence gives figures ({', '.join(v + ' ' + u for v, u in figures[:3])}) "
+                         "without the layout they were measured with (a N-bit sequence, or the default layout)")
+    return checked
+
+
 # --- the run -----------------------------------------------------------------------------------
 
 def main():
     all_pages = manual.pages()
     quotes = check_quotes(all_pages)
+    figures = check_figures(all_pages)
     # As the README's quick start configures it: no key file (the blocks that need one set it up
     # as their page says: <!-- test: key file -->).
     server = Cluster("main", ["shared_preload_libraries = 'pg_snowflake'", "snowflake.machine_id = 7"])
@@ -632,7 +712,9 @@ def main():
     server.psql(manual.install_sql("postgres"))
     only = os.environ.get("README_ONLY", "")  # blocks, reference (and settings) or errors: one part
     ran = compared = functions = inventory = settings = errors = 0
+    pasted = False
     if only in ("", "blocks"):
+        pasted = check_install_pasted(server)
         ran, compared = check_blocks(all_pages, server)
     for c in peers:
         c.remove()
@@ -655,9 +737,11 @@ def main():
     def against(n, what):
         return what if n > 0 else f"none ({what})"
     print(f"README and {len(all_pages) - 1} pages: {ran} SQL blocks run, {compared} outputs compared; "
+          f"{'the install and the first example run in one session; ' if pasted else ''}"
           f"{against(errors, 'every error row raised')}; {against(settings, 'every setting against pg_settings')}; "
           f"{against(functions, 'every function against the catalog')}; "
-          f"{against(inventory, 'the Security inventory against the catalog')}; {quotes} tables quoted from the benchmark reports")
+          f"{against(inventory, 'the Security inventory against the catalog')}; {quotes} tables quoted from the benchmark reports, "
+          f"{against(figures, 'the figures of the prose')} with their layout")
     if failures:
         print(f"{len(failures)} differences between the manual and the server", file=sys.stderr)
         sys.exit(1)

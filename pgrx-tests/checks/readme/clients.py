@@ -4,10 +4,11 @@ executed: every recipe, as the page prints it, run by its real client (from PyPI
 crates.io) against a real server with the extension, and its pitfalls table shown by tests. A
 difference names the page's file and line.
 
-Run by the scenario pgrx-tests/scenarios/clients.sh, which installs the clients into CLIENTS_DIR
-(under the PostgreSQL cache dir) and sets PG_BIN, PG_CONFIG, SCRATCH, PROJECT_DIR, CLIENTS_DIR,
-CLIENT_PYTHON. `CLIENTS_ONLY="pg django"` runs only those clients; MANUAL_ROOT another checkout's
-README and docs (manual.py).
+Run by the scenario pgrx-tests/scenarios/clients.sh, which finds the clients the set-up installed
+under CLIENTS_DIR (under the PostgreSQL cache dir) and sets PG_BIN, PG_CONFIG, SCRATCH, PROJECT_DIR,
+CLIENTS_DIR, CLIENT_PYTHON (the venv's python), CLIENT_NODE_MODULES (the npm modules).
+`CLIENTS_ONLY="pg django"` runs only those clients; MANUAL_ROOT another checkout's README and docs
+(manual.py).
 
 1. Recipes. An HTML comment right above a code block names its client and the file it becomes:
      <!-- test: client NAME FILE -->
@@ -18,10 +19,18 @@ README and docs (manual.py).
      row ID ITEM          each row in insert order, the id as the client's value prints itself
      json ID              the first id after a JSON round trip through the client's JSON parser
      browser ID           the first id read from snowflake_to_jsonb() by the client's JSON parser
+     body ID              the first id in the JSON the recipe makes for a browser (a string there)
      inserts N            (ORMs) how many INSERT statements it sent for the 1001 rows
+     minted T, minted_by_hand T   the first row's time, decoded in the application (ISO, UTC, ms)
+     token T, found ID ITEM       the first row's public id, and the row it led back to
+     newest_first IDS, newest_first_by_hand IDS   the 1000 ids sorted in the application, newest first
    This checker then asks the server: the ids are unique, strictly increasing in insert order, each
    the one stored for its row (so bulk inserts matched each id to its row), every row accounted
-   for, above 2^53 (where a double loses digits), and the JSON forms are the same digits.
+   for, above 2^53 (where a double loses digits), and the JSON forms are the same digits; the
+   times decoded in the application are snowflake_timestamp()'s, the public id is
+   snowflake_to_public()'s and leads back to its row, and the sorted ids are ORDER BY id DESC's.
+   The recipes import the repository's client packages (clients/python/src on PYTHONPATH,
+   clients/js as node_modules/pg-snowflake); the server has a key file for public ids.
 2. The pitfalls table: its rows, in order, each contain (in backticks) what one pitfall test
    (pgrx-tests/checks/readme/clients/pitfalls.*) produced, and each test has its row.
 """
@@ -43,6 +52,9 @@ PG_BIN = os.environ["PG_BIN"]
 SCRATCH = os.environ["SCRATCH"]
 CLIENTS_DIR = os.environ["CLIENTS_DIR"]
 PYTHON = os.environ["CLIENT_PYTHON"]
+NODE_MODULES = os.environ["CLIENT_NODE_MODULES"]
+# The key of the manual's public id examples (published: never a key to use).
+EXAMPLE_KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 HARNESS = os.path.join(PROJECT, "pgrx-tests/checks/readme/clients")
 SECTION = "From your application"
 ONLY = os.environ.get("CLIENTS_ONLY", "").split()
@@ -71,7 +83,9 @@ class Server(cluster.Cluster):
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         super().__init__(RUN, "server", ["listen_addresses = '127.0.0.1'", f"port = {port}",
-                                         "shared_preload_libraries = 'pg_snowflake'", "snowflake.machine_id = 7"])
+                                         "shared_preload_libraries = 'pg_snowflake'", "snowflake.machine_id = 7",
+                                         "snowflake.public_key_file = 'snowflake.key'"])
+        self.write_file("snowflake.key", EXAMPLE_KEY + "\n", mode="600")
         self.start()
 
     def psql(self, sql, db="postgres"):
@@ -89,7 +103,7 @@ class Server(cluster.Cluster):
         # As the README's Install says: the schema snowflake, on the database's search_path, which
         # the clients' new sessions get.
         self.psql(manual.install_sql(name), db=name)
-        return dict(os.environ, PGHOST="127.0.0.1", PGPORT=str(self.port), PGUSER="postgres", PGDATABASE=name,
+        return dict(os.environ, PYTHONPATH=os.path.join(PROJECT, "clients/python/src"), PGHOST="127.0.0.1", PGPORT=str(self.port), PGUSER="postgres", PGDATABASE=name,
                     CLIENT_JDBC_URL=f"jdbc:postgresql://127.0.0.1:{self.port}/{name}?user=postgres",
                     CLIENT_CONNINFO=f"host=127.0.0.1 port={self.port} user=postgres dbname={name}")
 
@@ -150,11 +164,19 @@ def python_client(name, blocks, env, workdir):
     return written, run([PYTHON, os.path.join(HARNESS, "python_check.py"), name, workdir], env, workdir)
 
 
+def node_modules(workdir):
+    """workdir/node_modules: the set-up's npm modules, and the repository's pg-snowflake."""
+    os.makedirs(os.path.join(workdir, "node_modules"))
+    for m in os.listdir(NODE_MODULES):
+        os.symlink(os.path.join(NODE_MODULES, m), os.path.join(workdir, "node_modules", m))
+    os.symlink(os.path.join(PROJECT, "clients/js"), os.path.join(workdir, "node_modules", "pg-snowflake"))
+
+
 def node_client(name, blocks, env, workdir):
     with open(os.path.join(HARNESS, "node_check.mjs")) as f:
         harness = f.read()
     written = write_files(workdir, blocks, suffix="\n" + harness)
-    os.symlink(os.path.join(CLIENTS_DIR, "node", "node_modules"), os.path.join(workdir, "node_modules"))
+    node_modules(workdir)
     return written, run(["node", blocks[0][0]], env, workdir)
 
 
@@ -189,8 +211,10 @@ def rust_client(name, blocks, env, workdir):
 # Each client, its runner and the type its ids must come back as.
 CLIENTS = {
     "psycopg": (python_client, "int"),
-    "django": (python_client, "int"),
-    "sqlalchemy": (python_client, "int"),
+    "django": (python_client, "SnowflakeId"),
+    "django_by_hand": (python_client, "int"),
+    "sqlalchemy": (python_client, "SnowflakeId"),
+    "sqlalchemy_by_hand": (python_client, "int"),
     "pg": (node_client, "string"),
     "postgres": (node_client, "bigint"),
     "jdbc": (jdbc_client, "long"),
@@ -237,16 +261,42 @@ def check_client(name, blocks, server):
             problems.append("the ids do not increase strictly in insert order")
         if min(values) <= 2**53:
             problems.append(f"an id at or below 2^53 ({min(values)}): not a snowflake id of today")
-    for k in ("json", "browser"):
+    for k in ("json", "browser", "body"):
         if k in got and got[k] != (ids[0] if ids else None):
             problems.append(f"after {k} the id is {got[k]}, not {ids[0]}")
+    db = "app_" + name
+    extra = []
+    if ids and not problems:
+        server_time = server.psql("SELECT to_char(snowflake_timestamp(%s) AT TIME ZONE 'UTC', "
+                                  "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')" % int(ids[0]), db=db).strip()
+        for k in ("minted", "minted_by_hand"):
+            if k in got:
+                if got[k] != server_time:
+                    problems.append(f"{k} is {got[k]}, snowflake_timestamp() {server_time}")
+                else:
+                    extra.append(f"{k} snowflake_timestamp()'s")
+        if "token" in got:
+            token = server.psql(f"SELECT snowflake_to_public({int(ids[0])})", db=db).strip()
+            if got["token"] != token or got.get("found") != f"{ids[0]} book":
+                problems.append(f"the public id {got['token']} led to {got.get('found')}; snowflake_to_public() is {token}")
+            else:
+                extra.append("the public id the server's, leading back to its row")
+        order = [l for l in server.psql("SELECT id FROM orders WHERE item <> 'book' ORDER BY id DESC", db=db).split("\n") if l]
+        for k in ("newest_first", "newest_first_by_hand"):
+            if k in got:
+                if got[k].split(",") != order:
+                    problems.append(f"{k} is not ORDER BY id DESC's order")
+                else:
+                    extra.append(f"{k} ORDER BY id DESC's")
     if problems:
         fail(first, f"the {name} recipe: " + "; ".join(problems))
         return None
-    checks = [k for k in ("json", "browser") if k in got]
+    checks = [k for k in ("json", "browser", "body") if k in got]
     return f"{name}: 1 + 1000 ids as {want_type}" + (f" in {got['inserts']} INSERT statements" if "inserts" in got else "") + \
         f", unique, increasing in insert order, each the one stored for its row" + \
-        (", the same after " + " and ".join({"json": "a JSON round trip", "browser": "snowflake_to_jsonb()"}[k] for k in checks) if checks else "")
+        (", the same after " + " and ".join({"json": "a JSON round trip", "browser": "snowflake_to_jsonb()",
+                                            "body": "the recipe's JSON (a string)"}[k] for k in checks) if checks else "") + \
+        "".join(f"; {e}" for e in extra)
 
 
 # --- the pitfalls table ------------------------------------------------------------------------
@@ -261,7 +311,7 @@ def pitfall_values(server):
         if name == "node":
             shutil.copy(cmd[1], workdir)
             cmd = ["node", os.path.join(workdir, "pitfalls.mjs")]
-            os.symlink(os.path.join(CLIENTS_DIR, "node", "node_modules"), os.path.join(workdir, "node_modules"))
+            node_modules(workdir)
         r = run(cmd, server.database("pitfalls_" + name), workdir)
         if r.returncode:
             failures.append(f"pgrx-tests/checks/readme/clients/pitfalls ({name}) failed:\n{r.stdout}{r.stderr}")
@@ -284,7 +334,6 @@ def check_pitfalls(lines, server):
         rows.append(i)
         i += 1
     values = pitfall_values(server)
-    order = {"node": 0, "python": 1}
     for n, (test, value) in enumerate(values):
         if n >= len(rows):
             fail(rows[-1] + 2, f"the pitfalls table lacks a row for the test {test}, which showed `{value}`")

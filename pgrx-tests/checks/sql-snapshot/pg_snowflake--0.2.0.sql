@@ -178,7 +178,9 @@ CREATE  FUNCTION "snowflake_machine_id_status"() RETURNS TABLE (
 	"refused_calls" bigint,
 	"last_error" TEXT,
 	"last_error_at" timestamp with time zone,
-	"holders_at_claim" bigint
+	"holders_at_claim" bigint,
+	"reserved_in" TEXT,
+	"reservations" bigint
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c
@@ -186,10 +188,10 @@ AS 'MODULE_PATHNAME', 'snowflake_machine_id_status_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "snowflake_nextval"() RETURNS bigint
+CREATE FUNCTION "snowflake_nextval"() RETURNS bigint
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c
-AS 'MODULE_PATHNAME', 'snowflake_nextval_wrapper';
+AS 'MODULE_PATHNAME', 'snowflake_nextval_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -207,6 +209,23 @@ CREATE  FUNCTION "snowflake_partition_bounds"(
 STRICT STABLE PARALLEL SAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'snowflake_partition_bounds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "snowflake_presets"() RETURNS TABLE (
+	"name" TEXT,
+	"epoch" timestamp with time zone,
+	"time_unit_ms" INT,
+	"timestamp_bits" INT,
+	"machine_bits" INT,
+	"sequence_bits" INT,
+	"fields" TEXT,
+	"example" bigint,
+	"source" TEXT
+)
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'snowflake_presets_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -320,6 +339,15 @@ CREATE SCHEMA IF NOT EXISTS snowflake_internal;
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION snowflake_internal."missing_grant"(
+	"role" oid
+) RETURNS TEXT
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'missing_grant_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION snowflake_internal."owner_statement"(
 	"action" TEXT,
 	"rel" oid,
@@ -328,15 +356,6 @@ CREATE  FUNCTION snowflake_internal."owner_statement"(
 STABLE PARALLEL SAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'owner_statement_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION snowflake_internal."missing_grant"(
-	"role" oid
-) RETURNS TEXT
-STRICT STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'missing_grant_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -596,6 +615,36 @@ SELECT v.n, 3, '42501', format('permission denied: view %s cannot be created aga
 FROM views v JOIN pg_class c ON c.oid = v.view
 WHERE NOT has_schema_privilege(c.relnamespace, 'CREATE')
 UNION ALL
+-- ALTER VIEW ... OWNER TO, run by a role that is not a superuser, gives a view to a role only if the
+-- caller itself may SET ROLE to it (PostgreSQL 16 and later; membership on 14 and 15: the current
+-- user's, as ALTER ... OWNER TO asks, not the session's) and that role may create in the view's
+-- schema.
+SELECT v.n, 7, '42501', format('permission denied: view %s cannot be given back to its owner %I by %I, who may not '
+                               'SET ROLE %I', v.view::regclass, pg_get_userbyid(c.relowner), current_user,
+                               pg_get_userbyid(c.relowner)),
+       format('The views are created again by the caller, as itself, and given back to their owners with ALTER VIEW '
+              '... OWNER TO, which needs the caller to be able to become the owner: convert as %I or as a superuser, or '
+              'GRANT %I TO %I%s.', pg_get_userbyid(c.relowner), pg_get_userbyid(c.relowner), current_user,
+              CASE WHEN current_setting('server_version_num')::int >= 160000 THEN ' WITH SET TRUE' ELSE '' END)
+FROM views v JOIN pg_class c ON c.oid = v.view
+WHERE recreate_views AND c.relkind = 'v' AND pg_get_userbyid(c.relowner) <> current_user
+  AND NOT CASE WHEN current_setting('server_version_num')::int >= 160000
+               THEN pg_has_role(current_user, c.relowner, 'SET') ELSE pg_has_role(current_user, c.relowner, 'MEMBER') END
+UNION ALL
+-- ALTER VIEW ... OWNER TO, run by a role that is not a superuser, gives a view to a role only if that
+-- role may create in the view's schema.
+SELECT v.n, 6, '42501', format('permission denied: view %s cannot be given back to its owner %I, who has no CREATE '
+                               'privilege on the schema %I', v.view::regclass, pg_get_userbyid(c.relowner),
+                               c.relnamespace::regnamespace::text),
+       format('The views are created again by the caller and given back to their owners with ALTER VIEW ... OWNER TO, '
+              'which needs the owner to have CREATE on the schema unless a superuser runs it: GRANT CREATE ON SCHEMA %I '
+              'TO %I, convert as a superuser, or save, drop and create the view yourself.',
+              c.relnamespace::regnamespace::text, pg_get_userbyid(c.relowner))
+FROM views v JOIN pg_class c ON c.oid = v.view
+WHERE recreate_views AND c.relkind = 'v' AND pg_get_userbyid(c.relowner) <> current_user
+  AND NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
+  AND NOT has_schema_privilege(c.relowner, c.relnamespace, 'CREATE')
+UNION ALL
 SELECT v.n, 4, '0A000', format('view %s has what recreating it would lose: %s', v.view::regclass, b.what),
        'Save them, drop the view, convert with recreate_views => true, and add them again, in one transaction.'
 FROM views v CROSS JOIN LATERAL (SELECT string_agg(what, ', ') AS what FROM (
@@ -713,8 +762,15 @@ SELECT ddl FROM (
                   rtrim(pg_get_viewdef(v), ';')) AS ddl
     FROM pg_class c WHERE c.oid = v
     UNION ALL
-    SELECT 2, 0, '', false, format('ALTER VIEW %s OWNER TO %I', v, pg_get_userbyid(c.relowner))
-    FROM pg_class c WHERE c.oid = v
+    -- The owner's own privileges that it had revoked (a NULL ACL is the default: it has them all).
+    SELECT 2, 0, '', false, format('REVOKE %s ON %s FROM CURRENT_USER', string_agg(p.privilege, ', ' ORDER BY p.privilege), v)
+    FROM pg_class c, unnest(ARRAY['DELETE', 'INSERT', 'REFERENCES', 'SELECT', 'TRIGGER', 'TRUNCATE', 'UPDATE']
+                            || CASE WHEN current_setting('server_version_num')::int >= 170000
+                                    THEN ARRAY['MAINTAIN'] ELSE ARRAY[]::text[] END) AS p(privilege)
+    WHERE c.oid = v AND c.relacl IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM aclexplode(c.relacl) a
+                      WHERE a.grantee = c.relowner AND a.grantor = c.relowner AND a.privilege_type = p.privilege)
+    GROUP BY c.oid HAVING count(*) > 0
     UNION ALL
     SELECT 3, g.attnum, pg_get_userbyid(g.grantee), g.is_grantable,
            format('GRANT %s%s ON %s TO %s%s', string_agg(DISTINCT g.privilege_type, ', ' ORDER BY g.privilege_type),
@@ -732,7 +788,10 @@ SELECT ddl FROM (
     WHERE obj_description(v, 'pg_class') IS NOT NULL
     UNION ALL
     SELECT 5, a.attnum, '', false, format('COMMENT ON COLUMN %s.%I IS %L', v, a.attname, col_description(v, a.attnum))
-    FROM pg_attribute a WHERE a.attrelid = v AND a.attnum > 0 AND col_description(v, a.attnum) IS NOT NULL) d
+    FROM pg_attribute a WHERE a.attrelid = v AND a.attnum > 0 AND col_description(v, a.attnum) IS NOT NULL
+    UNION ALL
+    SELECT 6, 0, '', false, format('ALTER VIEW %s OWNER TO %I', v, pg_get_userbyid(c.relowner))
+    FROM pg_class c WHERE c.oid = v) d
 ORDER BY k, attnum, grantee, grantable
 $fn$;
 CREATE FUNCTION snowflake_internal.convert_above(tbl regclass, col name, kind text, issue boolean) RETURNS void
@@ -1291,7 +1350,7 @@ COMMENT ON TYPE snowflake_parts IS
 COMMENT ON TYPE snowflake_layout IS
     'The running layout of snowflake ids, as returned by snowflake_layout()';
 COMMENT ON FUNCTION snowflake_decode(bigint, text) IS
-    'The fields of an id minted by another system: twitter, discord, instagram, sonyflake, pgedge, or server';
+    'The fields of an id minted by another system, under a preset of snowflake_presets() or server (this server''s layout)';
 COMMENT ON FUNCTION snowflake_timestamp(bigint) IS 'When a snowflake id was minted (the start of its tick)';
 COMMENT ON FUNCTION snowflake_machine_id(bigint) IS 'The machine id field of a snowflake id';
 COMMENT ON FUNCTION snowflake_sequence(bigint) IS 'The sequence field of a snowflake id';
@@ -1310,11 +1369,13 @@ COMMENT ON FUNCTION snowflake_sequence(bigint, timestamptz, integer, integer, in
 COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz, integer, integer, integer) IS
     'The smallest id carrying this time, under the layout given as arguments; IMMUTABLE';
 COMMENT ON FUNCTION snowflake_timestamp(bigint, text) IS
-    'When an id was minted, under a preset (twitter, discord, instagram, sonyflake, pgedge; not server); IMMUTABLE';
+    'When an id was minted, under a preset of snowflake_presets() (not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_machine_id(bigint, text) IS
     'The machine field of an id, under a preset (not server); IMMUTABLE';
 COMMENT ON FUNCTION snowflake_sequence(bigint, text) IS
     'The sequence field of an id, under a preset (not server); IMMUTABLE';
+COMMENT ON FUNCTION snowflake_presets() IS
+    'The layouts of other systems that snowflake_decode(id, layout) and the IMMUTABLE readers know: epoch, tick, fields, an example id, where each is published';
 COMMENT ON FUNCTION snowflake_layout() IS 'The running layout: epoch, time unit, field widths, capacity and end date';
 COMMENT ON TYPE snowflake_stats IS 'The generator''s health, as returned by snowflake_stats()';
 COMMENT ON FUNCTION snowflake_stats() IS
@@ -1353,10 +1414,10 @@ COMMENT ON FUNCTION snowflake_convert_all(boolean, boolean, boolean) IS
     'snowflake_convert_column() on every serial, identity, nextval() or pgEdge key column of the database, referenced tables first, in one transaction; a row per column with its verdict and statements; a dry run (the default) is a plan, a real run converts all or refuses them all together';
 COMMENT ON SCHEMA snowflake_internal IS 'pg_snowflake''s internals: the helpers of snowflake_convert_column(), snowflake_convert_all() and snowflake_check_peers(); not for direct use';
 COMMENT ON FUNCTION snowflake_internal.as_owner(text, oid, text) IS
-    'For the conversion: one action out of a closed set (max, min, lock, drop_identity, drop_default, drop_sequence, disown_sequence, drop_view, widen, set_default) on a relation, run as its owner in a security-restricted operation (as VACUUM and ANALYZE run table code), for a caller that could SET ROLE to that owner; returns the value read (max, min)';
+    'For the conversion: one action out of a closed set (max, min, lock, drop_identity, drop_default, drop_sequence, disown_sequence, drop_view, widen, set_default) on a relation, run as its owner in a security-restricted operation (as VACUUM and ANALYZE run table code), only where SET ROLE to that owner would be allowed (the session user''s memberships; never inside a SECURITY DEFINER function or a security-restricted operation); returns the value read (max, min)';
 COMMENT ON FUNCTION snowflake_internal.owner_statement(text, oid, text) IS
     'For the conversion: the statement snowflake_internal.as_owner() runs for an action, as the plan shows it';
 COMMENT ON FUNCTION snowflake_internal.missing_grant(oid) IS
-    'For the conversion: NULL when the current user may act as the role (SET ROLE), else the GRANT that would let it';
+    'For the conversion: NULL when the current user may act as the role (where SET ROLE to it would be allowed), else what would let it (the GRANT to the session user, or a call outside a SECURITY DEFINER function)';
 /* </end connected objects> */
 

@@ -64,8 +64,11 @@ SELECT snowflake_timestamp(NULL, 'twitter') IS NULL AS null_id, snowflake_timest
        snowflake_timestamp(1, NULL, 10, 12) IS NULL AS null_epoch, snowflake_decode(1, '2025-01-01+00', 10, 12, NULL) IS NULL AS null_unit;
 -- Bad input: SQLSTATE, a message naming the value, a hint.
 SELECT * FROM error_of($$SELECT snowflake_timestamp(1, 'server')$$);
-SELECT * FROM error_of($$SELECT snowflake_machine_id(1, 'snowflak')$$);
-SELECT * FROM error_of($$SELECT snowflake_sequence(1, '')$$);
+-- (An unknown name's message lists the presets as snowflake_presets() has them: shown as <presets>.)
+SELECT state, replace(message, (SELECT string_agg(name, ', ') FROM snowflake_presets()), '<presets>') AS message, hint
+FROM error_of($$SELECT snowflake_machine_id(1, 'snowflak')$$);
+SELECT state, replace(message, (SELECT string_agg(name, ', ') FROM snowflake_presets()), '<presets>') AS message, hint
+FROM error_of($$SELECT snowflake_sequence(1, '')$$);
 SELECT * FROM error_of($$SELECT snowflake_timestamp(1, '2025-01-01+00', 0, 12)$$);
 SELECT * FROM error_of($$SELECT snowflake_timestamp(1, '2025-01-01+00', 10, 25)$$);
 SELECT * FROM error_of($$SELECT snowflake_decode(1, '2025-01-01+00', 20, 20)$$);

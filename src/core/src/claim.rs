@@ -27,7 +27,13 @@
 //! Two mechanisms, each proven necessary by the simulation's negative controls: without the
 //! deadline a paused holder resumes and issues under a claim it lost; without the mark a new
 //! holder whose clock is behind issues ids its predecessor issued.
+//!
+//! A crash-restart (the same postmaster) does not wait out its own lease: every id its run issued
+//! is below its state word, begun above its mark file, so it takes as used only the mark its run
+//! inherited when it first claimed the id, which each mark record keeps (`inherited_ms`). Without
+//! that (the negative control) a crash-restart forgets the ids of the holders before its run.
 
+use crate::calendar::format_utc;
 use crate::claim_status::Trouble;
 use crate::layout::Layout;
 use crate::state::{grant, SharedState};
@@ -106,6 +112,27 @@ pub struct Txn {
     pub revision: i64,
 }
 
+/// What an answer of etcd's says of the store that gave it (its response header): the cluster, and
+/// the store's revision, which only ever grows in one etcd, whatever its members do. An etcd
+/// restored from a snapshot answers with the snapshot's revision, lower than one a server saw
+/// before, and with every key as the snapshot has it: every mark written since is lost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Seen {
+    pub cluster_id: u64,
+    pub revision: i64,
+}
+
+impl Seen {
+    /// The later of two, as a server keeps it: the highest revision, of the cluster answering now.
+    pub fn max(self, other: Seen) -> Seen {
+        if other.revision > self.revision {
+            other
+        } else {
+            self
+        }
+    }
+}
+
 /// What the protocol needs of etcd (the v3 API). An `Err` is any call that did not end in an
 /// answer of etcd's saying it was done: no answer (unreachable, timed out, cut short), or an
 /// error answer (any HTTP status but 2xx, a non-zero `code`, a body without etcd's `header`).
@@ -121,7 +148,13 @@ pub trait Etcd {
     /// Every key that starts with `prefix`.
     fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String>;
     /// Applies `puts` if every guard holds.
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String>;
+    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
+        self.txn_and_delete(guards, puts, &[])
+    }
+    /// Applies `puts` and deletes the keys `deletes`, if every guard holds.
+    fn txn_and_delete(&mut self, guards: &[Guard], puts: &[Put], deletes: &[String]) -> Result<Txn, String>;
+    /// The header of the last answer etcd gave (None: no answer yet).
+    fn seen(&self) -> Option<Seen>;
 }
 
 /// Who holds a machine id: enough to tell a server from every other and to find it.
@@ -156,6 +189,14 @@ impl Holder {
             && self.data_directory == other.data_directory
     }
 
+    /// The same data directory on the same host (whichever port and run): a restart, not a copy
+    /// elsewhere.
+    pub fn same_data_directory(&self, other: &Holder) -> bool {
+        self.system_identifier == other.system_identifier
+            && self.host == other.host
+            && self.data_directory == other.data_directory
+    }
+
     /// The same run of the same server: the same postmaster, whose every other process has exited
     /// when it starts this worker again after a crash.
     pub fn same_run(&self, other: &Holder) -> bool {
@@ -171,6 +212,17 @@ pub struct MarkRecord {
     /// The layout it was issued under (its description), and the last holder that wrote it.
     pub layout: String,
     pub holder: Holder,
+    /// The mark the id had when the run of `holder` that wrote this claimed it (ms since 1970,
+    /// -1: none), and who had recorded that one: every id under the id that this run did not
+    /// issue is at or below it. A later claim of the id by the same run (after a crash-restart,
+    /// a lost lease, its worker restarted) bounds the run's own ids by its state word (after a
+    /// crash, above its mark file) and takes only this mark as used: it does not wait out its
+    /// own lease's deadline. `None` in the records of 0.2.0's betas, which do not say: the whole
+    /// mark is taken as used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inherited_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub inherited_from: String,
 }
 
 /// The value of the space's layout key: the layout every server of the id space has, recorded
@@ -232,6 +284,15 @@ impl Space {
     pub fn renew_retry_ms(&self) -> i64 {
         (self.ttl_s * 100).max(200)
     }
+    /// How far ahead of this server's clock a recorded mark is **far**: twice the TTL. A holder's
+    /// mark is at most a TTL ahead of its own clock (its local deadline), and clocks that agree
+    /// within the margin put it less than a TTL ahead of any other's: a mark further ahead says
+    /// the clock of the server that recorded it ran ahead of this one's by more than a TTL (an
+    /// hour fast, say). Ids under that id would wait until this clock passes the mark, so a claim
+    /// passes it over while another id is free.
+    pub fn far_ms(&self) -> i64 {
+        2 * self.ttl_s * 1000
+    }
     /// The local deadline of a renewal sent at `sent_ms`.
     pub fn deadline_ms(&self, sent_ms: i64, switches: Switches) -> i64 {
         sent_ms + self.ttl_s * 1000 - if switches.margin { self.margin_ms() } else { 0 }
@@ -257,6 +318,23 @@ pub struct Switches {
     /// their absence (off: reservations are not read, and a leased server can take a hand-set
     /// server's id).
     pub reservations: bool,
+    /// A claim of an id whose mark this very run recorded (a crash-restart, a lost lease, a
+    /// worker restarted) takes as used only the mark the run inherited, its own ids being below
+    /// its state word (off: the whole recorded mark, as before issue 57: a crash-restart waits
+    /// out its old lease's deadline; safe, only slow).
+    pub own_run: bool,
+    /// That inherited mark is taken as used (off: nothing, the ids of the holders before the run
+    /// forgotten at its crash-restart: the negative control of `own_run`).
+    pub inherited_mark: bool,
+    /// A hand-set server that reserves its id issues under it only while its reservation is
+    /// confirmed: not before the first confirmation (but one recorded by an earlier run), and not
+    /// while a leasing server holds the id or another server reserved it (off: it issues whatever
+    /// etcd says, as in 0.2.0's first reservations).
+    pub hand_set_guard: bool,
+    /// etcd's answers are compared with the highest revision (and the cluster) this server saw:
+    /// a lower one (etcd restored from a snapshot, its marks lowered) or another cluster is
+    /// refused (off: any etcd is taken as it answers).
+    pub revision_check: bool,
 }
 
 impl Switches {
@@ -267,6 +345,10 @@ impl Switches {
         mark_revision: true,
         space_layout: true,
         reservations: true,
+        own_run: true,
+        inherited_mark: true,
+        hand_set_guard: true,
+        revision_check: true,
     };
 }
 
@@ -295,6 +377,12 @@ pub enum ClaimError {
     ReservedByAnother { id: i64, by: Option<Box<Holder>> },
     /// The reservation's write found the id claimed or reserved meanwhile: look again.
     ReserveRaced { id: i64 },
+    /// A hand-set server's reservation, confirmed before, now names another server of its cluster
+    /// (the same system identifier, another host or data directory): a copy of it (a base backup,
+    /// a cloned machine) or its standby, promoted while it still runs, took it over.
+    ReservationTakenOver { id: i64, by: Box<Holder> },
+    /// etcd answered with a lower revision than this server saw, or is another cluster.
+    Restored { seen: Seen, now: Seen },
 }
 
 impl ClaimError {
@@ -326,18 +414,31 @@ impl ClaimError {
             ),
             ClaimError::Unreadable { key, why } => format!("the etcd key {key} could not be read: {why}"),
             ClaimError::ReservedIdHeld { id, holder } => format!(
-                "machine id {id} (snowflake.machine_id) is held in the id space {} by a leasing server, {}: both issue ids under it; not reserved. Give one of them another machine id",
+                "machine id {id} (snowflake.machine_id) is held in the id space {} by a leasing server, {}: not reserved, and no id is issued under it here until that server gives it back",
                 space.prefix,
                 holder.describe()
             ),
             ClaimError::ReservedByAnother { id, by } => format!(
-                "machine id {id} (snowflake.machine_id) is reserved in the id space {} by {}: another server set by hand to the same machine id? Not reserved",
+                "machine id {id} (snowflake.machine_id) is reserved in the id space {} by {}: another server set by hand to the same machine id? Not reserved, and no id is issued under it here until that reservation is gone",
                 space.prefix,
                 by.as_ref().map_or("a key not written by pg_snowflake (reserved by hand)".to_string(), |h| format!("another server, {}", h.describe()))
             ),
             ClaimError::ReserveRaced { id } => {
                 format!("machine id {id} was claimed or reserved by another server while this one reserved it; looking again")
             }
+            ClaimError::ReservationTakenOver { id, by } => format!(
+                "machine id {id} (snowflake.machine_id) was taken over in the id space {} by another server of this cluster, {}: a copy of this server, or its standby promoted while it runs; no id is issued under it here",
+                space.prefix,
+                by.describe()
+            ),
+            ClaimError::Restored { seen, now } if seen.cluster_id != now.cluster_id => format!(
+                "etcd answers as the cluster {:x}, not {:x}, the one this server saw in the id space {}: another etcd, whose marks are not this id space's (or one restored from a snapshot); refused",
+                now.cluster_id, seen.cluster_id, space.prefix
+            ),
+            ClaimError::Restored { seen, now } => format!(
+                "etcd answers at revision {}, below revision {} that this server saw in the id space {}: etcd was restored from a snapshot (or rolled back), and every mark recorded after it is lost; refused, since a new holder could issue ids issued before",
+                now.revision, seen.revision, space.prefix
+            ),
         }
     }
 
@@ -350,10 +451,12 @@ impl ClaimError {
             ClaimError::Lost { .. } => Trouble::Lost,
             ClaimError::SpaceLayout { .. } => Trouble::SpaceLayout,
             ClaimError::Unreadable { .. } => Trouble::Unreadable,
-            // A hand-set server's (it issues under its own id: no refusal gives a hint of it).
+            // A hand-set server's: it issues nothing under its id until that is resolved.
             ClaimError::ReservedIdHeld { .. }
             | ClaimError::ReservedByAnother { .. }
-            | ClaimError::ReserveRaced { .. } => Trouble::None,
+            | ClaimError::ReservationTakenOver { .. } => Trouble::Reserved,
+            ClaimError::ReserveRaced { .. } => Trouble::Unreachable,
+            ClaimError::Restored { .. } => Trouble::Restored,
         }
     }
 }
@@ -382,6 +485,10 @@ pub struct Held {
     /// The mark recorded in etcd for `id`, and the revision it was recorded at.
     pub mark_ms: i64,
     pub mark_rev: i64,
+    /// The mark `id` had when this run claimed it (-1: none), and who recorded it (see
+    /// [`MarkRecord::inherited_ms`]): the ids of its holders before this run are at or below it.
+    pub inherited_ms: i64,
+    pub inherited_from: String,
 }
 
 /// What a step did.
@@ -411,6 +518,19 @@ pub struct Claimer {
     next_try_ms: i64,
     /// Leases of failed claims that could not be revoked then (see [`Claimer::give_back`]).
     orphans: Vec<i64>,
+    /// How many ids of the space were reserved by servers set by hand at the last read of the
+    /// space (a claim or a reservation), -1: none read yet.
+    pub reservations_seen: i64,
+    /// The highest revision of etcd's answers this server saw in the id space, and the cluster
+    /// that gave it: the shell keeps it durably beside the mark (`etcd_record`) and sets it at
+    /// the worker's start; `None`: none yet (or the record removed, after a restore of etcd).
+    pub seen: Option<Seen>,
+    /// Whether this run saw its hand-set id's reservation confirmed ([`Claimer::hold_reserved`]).
+    reservation_confirmed: bool,
+    /// The mark recorded in etcd for the id of the last reservation, as read then (of this
+    /// layout), and the server it was taken over from (another host or data directory).
+    reserved_mark_ms: Option<i64>,
+    taken_over_from: Option<Holder>,
 }
 
 impl Claimer {
@@ -425,6 +545,34 @@ impl Claimer {
             failed_ms: i64::MIN,
             next_try_ms: i64::MIN,
             orphans: vec![],
+            reservations_seen: -1,
+            seen: None,
+            reservation_confirmed: false,
+            reserved_mark_ms: None,
+            taken_over_from: None,
+        }
+    }
+
+    /// Compares what etcd's last answer (a range or a transaction: linearizable, so never behind
+    /// an answer seen before) said of itself with what this server saw: a lower revision or
+    /// another cluster is refused; otherwise the highest is kept.
+    fn check_seen(&mut self, etcd: &impl Etcd) -> Result<(), ClaimError> {
+        let Some(now) = etcd.seen() else { return Ok(()) };
+        match self.seen {
+            Some(seen)
+                if self.switches.revision_check
+                    && (now.cluster_id != seen.cluster_id || now.revision < seen.revision) =>
+            {
+                Err(ClaimError::Restored { seen, now })
+            }
+            Some(seen) if now.cluster_id == seen.cluster_id => {
+                self.seen = Some(seen.max(now));
+                Ok(())
+            }
+            _ => {
+                self.seen = Some(now);
+                Ok(())
+            }
         }
     }
 
@@ -441,6 +589,7 @@ impl Claimer {
             return;
         }
         let (id, _) = grant::parts(word, self.layout.machine_bits());
+        let (inherited_ms, inherited_from) = shared.claim.inherited().unwrap_or((-1, String::new()));
         self.held = Some(Held {
             id,
             lease,
@@ -448,6 +597,8 @@ impl Claimer {
             deadline_ms: shared.claim.deadline_ms.load(Relaxed),
             mark_ms: shared.claim.recorded_mark_ms.load(Relaxed),
             mark_rev: shared.claim.recorded_mark_rev.load(Relaxed),
+            inherited_ms,
+            inherited_from,
         });
     }
 
@@ -517,6 +668,8 @@ impl Claimer {
         let mut notes = vec![];
         self.revoke_orphans(etcd);
         let kvs = etcd.range(&format!("{}/", space.prefix)).map_err(ClaimError::Unreachable)?;
+        // An etcd restored from a snapshot, or another one: nothing is written to it.
+        self.check_seen(etcd)?;
         let mut view = read_space(&space, &kvs)?;
         if self.switches.space_layout {
             self.check_space_layout(etcd, view.layout.take(), &ours, &mut notes)?;
@@ -545,7 +698,40 @@ impl Claimer {
         if !self.switches.reservations {
             view.reserved.clear();
         }
-        let id = choose(&space, &self.me, &view, &skip)?;
+        self.reservations_seen = view.reserved.len() as i64;
+        // Ids whose recorded mark is far ahead of this clock (see `Space::far_ms`) are passed over
+        // while another id is free: ids under them would wait until this clock passes the mark.
+        let far: BTreeMap<i64, &MarkRecord> = view
+            .marks
+            .iter()
+            .filter(|(id, (m, _))| {
+                m.layout == ours && m.mark_ms > now_ms.saturating_add(space.far_ms()) && !view.claims.contains_key(id)
+            })
+            .map(|(id, (m, _))| (*id, m))
+            .collect();
+        let without_far: Vec<i64> = skip.iter().copied().chain(far.keys().copied()).collect();
+        let id = match choose(&space, &self.me, &view, &without_far) {
+            Err(ClaimError::Exhausted { .. }) if !far.is_empty() => choose(&space, &self.me, &view, &skip)?,
+            chosen => chosen?,
+        };
+        if let Some(ahead) = far.values().max_by_key(|m| m.mark_ms) {
+            let ids: Vec<String> = far.keys().map(i64::to_string).collect();
+            notes.push(format!(
+                "machine id{} {} of the id space {} carr{} a mark more than {} s (twice snowflake.etcd_lease_ttl) ahead of this server's clock, the furthest {} s ahead, recorded by {}: its clock ran ahead, or this one's is behind; {}",
+                if ids.len() == 1 { "" } else { "s" },
+                ids.join(", "),
+                space.prefix,
+                if ids.len() == 1 { "ies" } else { "y" },
+                space.far_ms() / 1000,
+                (ahead.mark_ms - now_ms) / 1000,
+                ahead.holder.describe(),
+                if far.contains_key(&id) {
+                    format!("every free id does: {id} claimed, and its ids wait until this clock passes its mark")
+                } else {
+                    format!("passed over (ids under them would wait until this clock passes the mark): {id} claimed")
+                }
+            ));
+        }
         // Who else is in the space: a prefix mistyped starts an empty space beside the real one.
         let others: Vec<String> = view.claims.keys().take(16).map(i64::to_string).collect();
         let holders_at_claim = view.claims.len() as i64;
@@ -575,14 +761,24 @@ impl Claimer {
         // own: a hand-set server moved to etcd takes its reserved id).
         // (Its own reservation: unchanged since the range, so that one removed by hand and made
         // by another server meanwhile is not claimed.)
+        // Its own reservation is removed by the claim (in the same transaction): a reservation and
+        // a claim of one id never both stand; leased now, the id is as any other of the space.
         let mut guards = vec![Guard::Absent(space.claim_key(id))];
+        let mut deletes = vec![];
         if self.switches.reservations {
             guards.push(match view.reserved.get(&id).filter(|_| view.reserved_by(id, &self.me)) {
-                Some(&(_, revision)) => Guard::Revision(space.reserved_key(id), revision),
+                Some(&(_, revision)) => {
+                    deletes.push(space.reserved_key(id));
+                    notes.push(format!(
+                        "machine id {id} was reserved by this server while it was set by hand: claimed, and its reservation removed with the claim (a reservation and a claim of one id never both stand)"
+                    ));
+                    Guard::Revision(space.reserved_key(id), revision)
+                }
                 None => Guard::Absent(space.reserved_key(id)),
             });
         }
-        let won = match etcd.txn(&guards, &[Put { key: space.claim_key(id), value: me, lease }]) {
+        let claim = [Put { key: space.claim_key(id), value: me, lease }];
+        let won = match etcd.txn_and_delete(&guards, &claim, &deletes) {
             Ok(won) => won,
             Err(e) => return Err(self.give_back(etcd, lease, ClaimError::Unreachable(e))),
         };
@@ -604,11 +800,22 @@ impl Claimer {
                 recorded_by: Box::new(r.holder.clone()),
             });
         }
-        let from = recorded.as_ref().map(|r| (r.mark_ms, r.holder.describe()));
-        shared.claim.set_inherited(from.as_ref().map(|(ms, who)| (*ms, who.as_str())));
+        let (inherited_ms, inherited_from) = self.inherited(recorded.as_ref());
+        if let Some(r) = recorded.as_ref().filter(|r| r.holder.same_run(&self.me) && self.switches.own_run) {
+            notes.push(format!(
+                "machine id {id}: its mark in etcd, {}, is this run's own (the deadline of the lease it held before): every id this run issued is below its high-water mark file, so its ids wait only for the mark of the holders before it: {}",
+                format_utc(r.mark_ms),
+                match inherited_ms {
+                    ms if ms < 0 => "none".to_string(),
+                    ms => format!("{}, recorded by {inherited_from}", format_utc(ms)),
+                }
+            ));
+        }
+        shared.claim.set_inherited((inherited_ms >= 0).then_some((inherited_ms, inherited_from.as_str())));
         let old_mark_ms = recorded.map_or(-1, |r| r.mark_ms);
         let deadline_ms = space.deadline_ms(sent_ms, self.switches);
-        let mut held = Held { id, lease, sent_ms, deadline_ms, mark_ms: old_mark_ms, mark_rev };
+        let mut held =
+            Held { id, lease, sent_ms, deadline_ms, mark_ms: old_mark_ms, mark_rev, inherited_ms, inherited_from };
         // The mark covers the deadline, and the tick this server last issued on: a clock stepped
         // back behind it leaves the generator issuing on that tick (never below its last id), past
         // the deadline by the clock, under whichever id it holds now.
@@ -621,12 +828,18 @@ impl Claimer {
             }
             Err(e) => return Err(self.give_back(etcd, lease, e)),
         }
-        // Every tick up to the mark is used: the ids issued under this id before, whoever issued them.
-        if old_mark_ms >= 0 && self.switches.recorded_mark {
-            shared.use_up_to(self.layout.tick_of_mark(old_mark_ms), self.layout.sequence_bits());
+        // The answers since the range: still the etcd this server saw (a restore meanwhile refuses).
+        if let Err(e) = self.check_seen(etcd) {
+            return Err(self.give_back(etcd, lease, e));
+        }
+        // Every tick up to the mark inherited is used: the ids issued under this id before this
+        // run, whoever issued them (this run's own are below the state word already).
+        if held.inherited_ms >= 0 && self.switches.recorded_mark {
+            shared.use_up_to(self.layout.tick_of_mark(held.inherited_ms), self.layout.sequence_bits());
         }
         shared.claim.claims.fetch_add(1, Relaxed);
         shared.claim.holders_at_claim.store(holders_at_claim, Relaxed);
+        shared.claim.reservations.store(self.reservations_seen, Relaxed);
         self.publish(shared, &held);
         self.held = Some(held.clone());
         Ok((held, notes))
@@ -636,8 +849,9 @@ impl Claimer {
     /// claims it (a fleet moved from hand-set ids to etcd one server at a time keeps every id
     /// unique meanwhile), and checked against the space: refused when a leasing server holds it
     /// (both issue under it: said, for the operator to fix) or another server reserved it. The
-    /// reservation has no lease: it outlives the server's stops, as its id does; the server keeps
-    /// it when moved to etcd (`choose`), and an operator removes it when the server is retired.
+    /// reservation has no lease: it outlives the server's stops, as its id does; moved to etcd,
+    /// the server claims the id (`choose`) and its claim removes the reservation; an operator
+    /// removes the reservation of a server set by hand that is retired.
     /// The write is guarded by the absence of both keys, so that a claim and a reservation of one
     /// id never both stand, in whatever order they come or are applied.
     pub fn reserve(&mut self, etcd: &mut impl Etcd, id: i64) -> Result<(Reserved, Vec<String>), ClaimError> {
@@ -645,6 +859,7 @@ impl Claimer {
         let mut notes = vec![];
         let kvs = etcd.range(&format!("{}/", space.prefix)).map_err(ClaimError::Unreachable)?;
         let mut view = read_space(&space, &kvs)?;
+        self.reservations_seen = view.reserved.len() as i64;
         if self.switches.space_layout {
             self.check_space_layout(etcd, view.layout.take(), &self.layout.describe(), &mut notes)?;
         }
@@ -668,11 +883,32 @@ impl Claimer {
             ));
         }
         let key = space.reserved_key(id);
+        // The mark a leasing holder of the id recorded before (of this layout): the ids issued
+        // under it, which this server's must stay above (see `hold_reserved`).
+        let ours = self.layout.describe();
+        let mark = view.marks.get(&id).filter(|(m, _)| m.layout == ours);
+        self.reserved_mark_ms = mark.map(|(m, _)| m.mark_ms);
+        self.taken_over_from = None;
         let guard = match view.reserved.get(&id) {
             Some(_) if view.reserved_by(id, &self.me) => return Ok((Reserved::Already, notes)),
+            // The same cluster, after this run saw its own reservation confirmed: another primary
+            // of this cluster runs beside this one (a copy, or a standby promoted while this one
+            // still runs). Taking it back would only take it from that one in turn.
+            Some((Some(by), _))
+                if by.system_identifier == self.me.system_identifier
+                    && self.reservation_confirmed
+                    && self.switches.hand_set_guard =>
+            {
+                return Err(ClaimError::ReservationTakenOver { id, by: Box::new(by.clone()) })
+            }
             // The same cluster: its primary before a failover (a standby carries its primary's
-            // machine id). The reservation follows the cluster's primary.
+            // machine id), or this data directory under another port. The reservation follows
+            // the cluster's primary; from another host or data directory, said as a warning (a
+            // copy of that server made with a base backup has the same system identifier too).
             Some((Some(by), revision)) if by.system_identifier == self.me.system_identifier => {
+                if !by.same_data_directory(&self.me) {
+                    self.taken_over_from = Some(by.clone());
+                }
                 Guard::Revision(key.clone(), *revision)
             }
             Some((by, _)) => return Err(ClaimError::ReservedByAnother { id, by: by.clone().map(Box::new) }),
@@ -680,12 +916,66 @@ impl Claimer {
         };
         let taken_over = matches!(guard, Guard::Revision(..));
         let me = serde_json::to_string(&self.me).expect("a holder is plain data");
-        let guards = [guard, Guard::Absent(space.claim_key(id))];
+        // No claim of the id, and its mark as read: a leasing server that claimed the id and
+        // raised its mark between the range and this write (and gave it back) makes it fail.
+        let guards =
+            [guard, Guard::Absent(space.claim_key(id)), Guard::Revision(space.mark_key(id), mark.map_or(0, |m| m.1))];
         let done = etcd.txn(&guards, &[Put { key, value: me, lease: 0 }]).map_err(ClaimError::Unreachable)?;
         if !done.succeeded {
             return Err(ClaimError::ReserveRaced { id });
         }
         Ok((if taken_over { Reserved::TakenOver } else { Reserved::Now }, notes))
+    }
+
+    /// The server the last reservation was taken over from when it was another host or data
+    /// directory of this cluster (its primary before a failover, or the original of a copy):
+    /// the shell says it as a WARNING.
+    pub fn taken_over_from(&self) -> Option<&Holder> {
+        self.taken_over_from.as_ref()
+    }
+
+    /// A hand-set server's machine id `id`, reserved ([`Claimer::reserve`]) and held to its
+    /// reservation: ids are issued under it (the grant word held for ever) only once the
+    /// reservation is confirmed, and not while etcd says a leasing server holds the id, another
+    /// server reserved it or took it over (a copy), or the space is of another layout (the grant
+    /// word held by nobody until that is resolved: looked at again, and confirmed, by a later
+    /// call). Before the first confirmation nothing is issued either (the start decides: an id
+    /// this server saw confirmed before, as its record says, is issued at once and checked here
+    /// again); etcd unreachable leaves the grant as it is. On a confirmation, every tick up to the
+    /// mark a leasing holder of the id recorded is taken as used, and `remember` is told the
+    /// reservation (the id and that mark: the shell keeps them durably, for the next start)
+    /// before any id is issued under it. The status holds the last error.
+    pub fn hold_reserved(
+        &mut self,
+        etcd: &mut impl Etcd,
+        shared: &SharedState,
+        id: i64,
+        now_ms: i64,
+        remember: impl FnOnce(i64, Option<i64>),
+    ) -> Result<(Reserved, Vec<String>), ClaimError> {
+        let result = self.reserve(etcd, id);
+        match &result {
+            Ok(_) => {
+                let taken = self.reserved_mark_ms.filter(|_| self.switches.recorded_mark);
+                if let Some(ms) = taken {
+                    shared.use_up_to(self.layout.tick_of_mark(ms), self.layout.sequence_bits());
+                }
+                remember(id, taken);
+                self.reservation_confirmed = true;
+                shared.hot.grant.store(grant::FOREVER, Release);
+                shared.claim.set_error(None, Trouble::None, now_ms);
+            }
+            Err(e) => {
+                // (A confirmation of this run stays: a reservation taken over by another server
+                // of this cluster is not taken back.)
+                let conclusive = e.trouble() == Trouble::Reserved || matches!(e, ClaimError::SpaceLayout { .. });
+                if conclusive && self.switches.hand_set_guard {
+                    shared.hot.grant.store(grant::NOBODY, Release);
+                }
+                shared.claim.set_error(Some(&e.message(&self.space)), e.trouble(), now_ms);
+            }
+        }
+        result
     }
 
     /// The space's layout: recorded if absent (created only if absent, so the first server's
@@ -743,7 +1033,18 @@ impl Claimer {
         }
         let deadline_ms = self.space.deadline_ms(sent_ms, self.switches);
         let want = held.mark_ms.max(deadline_ms);
-        let written = self.record_mark(etcd, &mut held, want);
+        // An etcd restored from a snapshot (the mark older than this holder wrote it, or an
+        // answer below the revision seen): ids stop now, and the id is claimed again only once the
+        // restore is dealt with.
+        let written = match self.record_mark(etcd, &mut held, want).and_then(|w| self.check_seen(etcd).map(|()| w)) {
+            Err(e @ ClaimError::Restored { .. }) => {
+                shared.hot.grant.store(grant::NOBODY, Release);
+                shared.claim.lease_id.store(0, Relaxed);
+                self.held = None;
+                return Err(e);
+            }
+            written => written,
+        };
         // What a write that failed may have done is known now (the revision read back), or at the
         // next write (which reads it back when its guard fails).
         if let Some(h) = self.held.as_mut() {
@@ -807,6 +1108,26 @@ impl Claimer {
         ClaimError::Lost { id, why: why.into() }
     }
 
+    /// What bounds the ids issued under an id before this claim (ms since 1970, -1: none), and who
+    /// recorded it, from the id's mark as read once the claim is held. Another's mark (another
+    /// server, an earlier run of this one): all of it. A mark this very run recorded (it held the
+    /// id before: a crash-restart, a lost lease, its worker restarted): the run's own ids are below
+    /// its state word, which a crash-restart began above its mark file (every id of the crashed
+    /// instance: each was issued under a mark made durable there first), so only the mark the run
+    /// inherited at its first claim of the id counts; a record that does not say (0.2.0's betas):
+    /// all of it.
+    fn inherited(&self, recorded: Option<&MarkRecord>) -> (i64, String) {
+        match recorded {
+            None => (-1, String::new()),
+            Some(r) if r.holder.same_run(&self.me) && self.switches.own_run => match r.inherited_ms {
+                _ if !self.switches.inherited_mark => (-1, String::new()),
+                Some(ms) => (ms, if ms >= 0 { r.inherited_from.clone() } else { String::new() }),
+                None => (r.mark_ms, r.holder.describe()),
+            },
+            Some(r) => (r.mark_ms, r.holder.describe()),
+        }
+    }
+
     fn publish(&self, shared: &SharedState, held: &Held) {
         let s = &shared.claim;
         s.lease_id.store(held.lease, Relaxed);
@@ -814,6 +1135,7 @@ impl Claimer {
         s.renewed_ms.store(held.sent_ms, Relaxed);
         s.recorded_mark_ms.store(held.mark_ms, Relaxed);
         s.recorded_mark_rev.store(held.mark_rev, Relaxed);
+        s.last_held.store(held.id, Relaxed);
         // Ids are allowed while the clock's tick is below the tick the deadline falls in, so
         // never at or after the deadline.
         let until = if self.switches.deadline { self.layout.tick_of_mark(held.deadline_ms) } else { i64::MAX };
@@ -840,7 +1162,13 @@ impl Claimer {
     /// once more only if it is below `mark_ms` (so a mark never comes down under a later one, and a
     /// late write never lowers a later one: it finds a later revision and does nothing).
     fn record_mark(&self, etcd: &mut impl Etcd, held: &mut Held, mark_ms: i64) -> Result<bool, ClaimError> {
-        let record = MarkRecord { mark_ms, layout: self.layout.describe(), holder: self.me.clone() };
+        let record = MarkRecord {
+            mark_ms,
+            layout: self.layout.describe(),
+            holder: self.me.clone(),
+            inherited_ms: Some(held.inherited_ms),
+            inherited_from: held.inherited_from.clone(),
+        };
         let value = serde_json::to_string(&record).expect("a mark is plain data");
         let (claim_key, mark_key) = (self.space.claim_key(held.id), self.space.mark_key(held.id));
         let put = [Put { key: mark_key.clone(), value, lease: 0 }];
@@ -859,6 +1187,14 @@ impl Claimer {
                 return Ok(false);
             }
             let (recorded, rev) = self.read_mark(etcd, held.id)?;
+            // The mark key older than this holder's own last write of it (or gone): a key's
+            // revision never comes down in one etcd, but in one restored from a snapshot taken
+            // before that write (or the mark removed by hand). Nothing is written over it.
+            if rev < held.mark_rev && self.switches.revision_check {
+                let now = etcd.seen().unwrap_or_default();
+                let seen = Seen { revision: held.mark_rev, ..self.seen.unwrap_or(now) };
+                return Err(ClaimError::Restored { seen: seen.max(self.seen.unwrap_or(seen)), now });
+            }
             (held.mark_ms, held.mark_rev) = (recorded.map_or(-1, |r| r.mark_ms), rev);
             if held.mark_ms >= mark_ms {
                 return Ok(true);
@@ -921,8 +1257,9 @@ fn read_space(space: &Space, kvs: &[Kv]) -> Result<SpaceView, ClaimError> {
 }
 
 /// The id to claim: the id this server reserved while its id was set by hand (moved to etcd, it
-/// keeps it), else its own last id if it is free (a restart gets its id back), else the lowest
-/// free one; never one another server reserved, nor one of `skip` (marks of another layout).
+/// keeps it), else its own last id if it is free (a restart gets its id back), else its cluster's
+/// last id if it is free (a promoted standby gets its old primary's), else the lowest free one;
+/// never one another server reserved, nor one of `skip` (marks of another layout).
 /// Refuses while an earlier run of this server still holds its id (claiming another would use up
 /// the space, as Leaf's users found), and when every id is held or reserved.
 pub fn choose(space: &Space, me: &Holder, view: &SpaceView, skip: &[i64]) -> Result<i64, ClaimError> {
@@ -944,6 +1281,12 @@ pub fn choose(space: &Space, me: &Holder, view: &SpaceView, skip: &[i64]) -> Res
         return Ok(id);
     }
     if let Some((&id, _)) = marks.iter().find(|(id, (m, _))| m.holder.same_server(me) && free(id)) {
+        return Ok(id);
+    }
+    // Its cluster's (the same system identifier): a standby promoted takes the id its old primary
+    // gave back, the one whose mark was recorded last.
+    let cluster = marks.iter().filter(|(id, (m, _))| m.holder.system_identifier == me.system_identifier && free(id));
+    if let Some((&id, _)) = cluster.max_by_key(|(_, (_, revision))| *revision) {
         return Ok(id);
     }
     (0..space.size).find(free).ok_or_else(|| ClaimError::Exhausted {

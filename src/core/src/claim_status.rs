@@ -32,6 +32,15 @@ pub enum Trouble {
     Unreadable = 6,
     /// The worker's set-up failed: a file of its settings (credentials, TLS) cannot be used.
     Setup = 7,
+    /// The worker released the id at a SIGTERM (`pg_terminate_backend()`, or a stop of the
+    /// server): it is started again, unless the server is stopping.
+    Released = 8,
+    /// A machine id set by hand is held in its id space by a leasing server, or reserved there by
+    /// another server (or the space is of another layout): this server issues nothing under it.
+    Reserved = 9,
+    /// etcd answered with a lower revision than this server saw, or is another cluster: restored
+    /// from a snapshot (its marks lowered), or another etcd.
+    Restored = 10,
 }
 
 impl Trouble {
@@ -44,6 +53,9 @@ impl Trouble {
             5 => Trouble::Lost,
             6 => Trouble::Unreadable,
             7 => Trouble::Setup,
+            8 => Trouble::Released,
+            9 => Trouble::Reserved,
+            10 => Trouble::Restored,
             _ => Trouble::None,
         }
     }
@@ -78,6 +90,16 @@ pub struct ClaimStatus {
     /// How many other servers held an id of the id space at this server's last claim, -1: no
     /// claim yet (0: a new prefix starts an empty space; a typo in it too).
     pub holders_at_claim: AtomicI64,
+    /// How many ids of the id space servers set by hand had reserved, as this server last read
+    /// them (at its last claim; set by hand, at its last look at its own reservation), -1: not
+    /// read yet. With `holders_at_claim`, who else is in the space.
+    pub reservations: AtomicI64,
+    /// Set by hand: the machine id this server's worker last found reserved for it in the id space
+    /// (reserved, or its reservation confirmed), -1: none (not yet, or refused).
+    pub reserved_id: AtomicI64,
+    /// The machine id this server held last (now, or before its lease was lost or released), -1:
+    /// none since shared memory was set up: the machine id its mark file and lease records name.
+    pub last_held: AtomicI64,
 }
 
 impl Default for ClaimStatus {
@@ -99,6 +121,9 @@ impl Default for ClaimStatus {
             inherited_mark_ms: AtomicI64::new(-1),
             inherited_from: MessageCell::default(),
             holders_at_claim: AtomicI64::new(-1),
+            reservations: AtomicI64::new(-1),
+            reserved_id: AtomicI64::new(-1),
+            last_held: AtomicI64::new(-1),
         }
     }
 }

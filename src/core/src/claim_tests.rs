@@ -60,7 +60,19 @@ fn the_lowest_free_id_is_claimed_and_own_id_comes_back() {
     v.claims.insert(1, (holder(3), 8));
     assert_eq!(choose(&s, &holder(1), &v, &[]), Ok(2));
     assert_eq!(choose(&s, &holder(1), &v, &[2]), Ok(3), "an id with a stale mark is passed over");
-    v.marks.insert(3, (MarkRecord { mark_ms: 5, layout: String::new(), holder: holder(1) }, 4));
+    v.marks.insert(
+        3,
+        (
+            MarkRecord {
+                mark_ms: 5,
+                layout: String::new(),
+                holder: holder(1),
+                inherited_ms: None,
+                inherited_from: String::new(),
+            },
+            4,
+        ),
+    );
     assert_eq!(choose(&s, &restarted(1), &v, &[]), Ok(3), "its own last id, free, after a restart");
     v.claims.insert(3, (holder(1), 9));
     assert_eq!(
@@ -81,7 +93,19 @@ fn reserved_ids_are_passed_over_but_by_the_server_that_reserved_them() {
     v.reserved.insert(1, (None, 12));
     assert_eq!(choose(&s, &holder(1), &v, &[]), Ok(2), "0 reserved by a hand-set server, 1 by hand");
     assert_eq!(choose(&s, &restarted(7), &v, &[]), Ok(0), "moved to etcd, the server takes the id it reserved");
-    v.marks.insert(3, (MarkRecord { mark_ms: 5, layout: String::new(), holder: holder(7) }, 4));
+    v.marks.insert(
+        3,
+        (
+            MarkRecord {
+                mark_ms: 5,
+                layout: String::new(),
+                holder: holder(7),
+                inherited_ms: None,
+                inherited_from: String::new(),
+            },
+            4,
+        ),
+    );
     assert_eq!(choose(&s, &holder(7), &v, &[]), Ok(0), "its reservation before its last leased id");
     // Renumbered while set by hand (5, then 7 in a space of 8): which is its id now is unknown,
     // so neither is taken.
@@ -108,8 +132,34 @@ fn a_reservation_follows_its_cluster_s_primary() {
     // Moved to etcd, the promoted standby keeps the id.
     let shared = server();
     let mut moved = Claimer::new(space(2), standby, layout(2), Switches::ALL_ON);
-    let Ok(Step::Claimed(held, _)) = moved.step(&mut etcd.client(false), &shared, now) else { panic!() };
+    let Ok(Step::Claimed(held, notes)) = moved.step(&mut etcd.client(false), &shared, now) else { panic!() };
     assert_eq!(held.id, 2);
+    // Its reservation removed with the claim: a reservation and a claim never both stand.
+    assert_eq!(etcd.value("/pg_snowflake/test/reserved/2"), None);
+    assert!(notes.iter().any(|n| n.contains("its reservation removed with the claim")), "{notes:?}");
+}
+
+/// A standby promoted (the same system identifier as its primary, another server) takes the id its
+/// old primary gave back, not the lowest free one (the Failover page's promise, issue 57 item 5).
+#[test]
+fn a_promoted_standby_takes_its_old_primary_s_id_when_it_is_free() {
+    let now = EPOCH + 10_000;
+    let mut etcd = EtcdModel::at(now);
+    let (mut c2, mut c3, mut primary) = (claimer(2, 2), claimer(3, 2), claimer(1, 2));
+    let (s2, s3, s1) = (server(), server(), server());
+    for (c, s) in [(&mut c2, &s2), (&mut c3, &s3), (&mut primary, &s1)] {
+        c.step(&mut etcd.client(false), s, now).unwrap();
+    }
+    assert_eq!(primary.held().map(|h| h.id), Some(2));
+    c3.release(&mut etcd.client(false), &s3, || now + 1).unwrap();
+    primary.release(&mut etcd.client(false), &s1, || now + 1).unwrap();
+    let standby = Holder { host: "db1-standby".into(), postmaster: "77@1".into(), ..holder(1) };
+    let mut promoted = Claimer::new(space(2), standby, layout(2), Switches::ALL_ON);
+    let Ok(Step::Claimed(held, _)) = promoted.step(&mut etcd.client(false), &server(), now + 2) else { panic!() };
+    assert_eq!(held.id, 2, "its old primary's id, not 1, the lowest free");
+    // Another cluster's server takes the lowest free.
+    let Ok(Step::Claimed(held, _)) = claimer(4, 2).step(&mut etcd.client(false), &server(), now + 2) else { panic!() };
+    assert_eq!(held.id, 1);
 }
 
 /// A server moved to etcd claims its own reservation guarded by the reservation's revision: one
@@ -347,27 +397,109 @@ fn a_server_restarted_after_its_postmaster_died_waits_for_its_own_lease_rather_t
     assert_eq!(h.id, 0);
 }
 
+/// A server's shared state after a crash-restart: begun above the mark file the crashed instance
+/// left (`mark_ms`, which covers every id it issued), nothing held yet.
+pub(crate) fn restarted_above(mark_ms: i64) -> SharedState {
+    let l = layout(4);
+    let s = SharedState::starting_at(Some((l.tick_of_mark(mark_ms), mark_ms)), 12, mark_ms);
+    s.mark.tick.store(i64::MAX, Relaxed);
+    s.hot.grant.store(grant::NOBODY, Relaxed);
+    s
+}
+
 #[test]
 fn a_crash_restart_takes_its_own_claim_back_at_once_and_issues_above_its_crashed_ids() {
     // The same postmaster re-initialised shared memory after a backend crashed: every process of
-    // the crashed instance has exited, so its claim is revoked and taken again without the TTL.
+    // the crashed instance has exited, so its claim is revoked and taken again without the TTL,
+    // and its first ids come once its clock passes its mark file (a lease, about a second), not
+    // its old lease's deadline recorded in etcd (issue 57).
     let mut etcd = EtcdModel::at(EPOCH + 20_000);
     let (a, other) = (server(), server());
     claimer(2, 4).step(&mut etcd.client(false), &other, EPOCH + 20_000).unwrap();
     let mut ca = claimer(1, 4);
     let Ok(Step::Claimed(first, _)) = ca.step(&mut etcd.client(false), &a, EPOCH + 20_000) else { panic!() };
-    assert_eq!(first.id, 1);
+    assert_eq!((first.id, first.inherited_ms), (1, -1), "a new id: nothing inherited");
     let last = issue(&a, 4, EPOCH + 20_500).unwrap();
+    // Its mark file: a lease of a second, written before that id was issued.
+    let file_ms = EPOCH + 21_500;
     etcd.now_ms += 600;
-    let crashed = server();
-    let mut ca = claimer(1, 4);
-    let Ok(Step::Claimed(h, notes)) = ca.step(&mut etcd.client(false), &crashed, EPOCH + 20_600) else { panic!() };
-    assert_eq!(h.id, 1, "its own id, at once");
-    assert!(notes.iter().any(|n| n.contains("before its crash-restart: its lease")), "{notes:?}");
-    assert!(!etcd.held_by("/pg_snowflake/test/claim/1", first.lease), "the crashed instance's lease is revoked");
-    assert!(matches!(issue(&crashed, 4, EPOCH + 20_601), Err(Blocked::Tick { .. })), "above its recorded mark");
-    assert!(issue(&crashed, 4, first.deadline_ms + 1).unwrap() > last);
+    for own_run in [true, false] {
+        let mut etcd = etcd.clone();
+        let crashed = restarted_above(file_ms);
+        let mut ca = Claimer::new(space(4), holder(1), layout(4), Switches { own_run, ..Switches::ALL_ON });
+        let Ok(Step::Claimed(h, notes)) = ca.step(&mut etcd.client(false), &crashed, EPOCH + 20_600) else { panic!() };
+        assert_eq!(h.id, 1, "its own id, at once");
+        assert!(notes.iter().any(|n| n.contains("before its crash-restart: its lease")), "{notes:?}");
+        assert!(!etcd.held_by("/pg_snowflake/test/claim/1", first.lease), "the crashed instance's lease is revoked");
+        assert!(h.mark_ms >= first.deadline_ms, "the mark in etcd never comes down");
+        assert!(matches!(issue(&crashed, 4, EPOCH + 20_601), Err(Blocked::Tick { .. })), "above its mark file");
+        let after_file = issue(&crashed, 4, file_ms + 1);
+        if own_run {
+            assert!(after_file.unwrap() > last, "its first id once the clock passes its mark file");
+            assert!(crashed.claim.inherited().is_none(), "no holder before it: nothing to wait for");
+        } else {
+            // The start before issue 57: the old lease's deadline waited out.
+            assert!(matches!(after_file, Err(Blocked::Tick { .. })));
+            assert!(issue(&crashed, 4, first.deadline_ms + 1).unwrap() > last);
+        }
+    }
     // Another server that names itself the same but runs another postmaster waits (see above).
+}
+
+/// After a crash-restart the mark of the id's holder before this run still counts: a server that
+/// claimed an id whose previous holder's clock was ahead, and crashed before its own clock passed
+/// that mark, issues nothing at or below that holder's ids, and its refusals name that holder.
+/// Negative control: with the inherited mark switched off, it issues below them.
+#[test]
+fn a_crash_restart_still_waits_for_the_mark_of_the_holder_before_it() {
+    for inherited_mark in [true, false] {
+        let mut etcd = EtcdModel::at(EPOCH + 30_000);
+        // A, its clock 5 s ahead (less than twice the TTL: no mark far ahead), holds id 0, issues and stops cleanly: its final mark is its last tick.
+        let a = server();
+        let mut ca = claimer(1, 4);
+        ca.step(&mut etcd.client(false), &a, EPOCH + 35_000).unwrap();
+        let last_a = issue(&a, 4, EPOCH + 35_100).unwrap();
+        ca.release(&mut etcd.client(false), &a, || EPOCH + 35_200).unwrap();
+        // B claims 0: it waits for A's mark; it crashes before its clock gets there (no id of its
+        // own, no mark file).
+        let switches = Switches { inherited_mark, ..Switches::ALL_ON };
+        let b = server();
+        let mut cb = Claimer::new(space(4), holder(2), layout(4), switches);
+        let Ok(Step::Claimed(h, _)) = cb.step(&mut etcd.client(false), &b, EPOCH + 30_300) else { panic!() };
+        assert_eq!((h.id, h.inherited_ms), (0, EPOCH + 35_201));
+        assert!(matches!(issue(&b, 4, EPOCH + 30_400), Err(Blocked::Tick { .. })));
+        etcd.now_ms += 500;
+        let crashed = server();
+        let mut cb = Claimer::new(space(4), holder(2), layout(4), switches);
+        let Ok(Step::Claimed(h, _)) = cb.step(&mut etcd.client(false), &crashed, EPOCH + 30_800) else { panic!() };
+        assert_eq!(h.id, 0);
+        let recorded: MarkRecord = serde_json::from_str(etcd.value("/pg_snowflake/test/mark/0").unwrap()).unwrap();
+        if inherited_mark {
+            assert_eq!(recorded.inherited_ms, Some(EPOCH + 35_201), "the record keeps what the run inherited");
+            assert!(matches!(issue(&crashed, 4, EPOCH + 30_801), Err(Blocked::Tick { .. })));
+            let (ms, from) = crashed.claim.inherited().expect("a refusal names the holder before");
+            assert_eq!(ms, EPOCH + 35_201);
+            assert!(from.starts_with("db1:5432"), "{from}");
+            let after = crashed.last_issued_ms(&layout(4)).unwrap();
+            assert!(after >= EPOCH + 35_201, "every tick up to A's mark used: {after}");
+        } else {
+            let id = issue(&crashed, 4, EPOCH + 30_801).unwrap();
+            assert!(id < last_a, "the control: the holder before is forgotten, its ids issued again");
+        }
+    }
+}
+
+/// A mark record of 0.2.0's betas (no `inherited_ms`) still reads, and a crash-restart of the run
+/// that wrote it takes all of it as used: it cannot tell its own ids from its predecessors'.
+#[test]
+fn a_mark_record_without_what_was_inherited_is_taken_whole() {
+    let old = r#"{"mark_ms":5,"layout":"l","holder":{"system_identifier":"1","host":"h","port":1,"data_directory":"d","postmaster":"9@9"}}"#;
+    let r: MarkRecord = serde_json::from_str(old).unwrap();
+    assert_eq!((r.inherited_ms, r.inherited_from.as_str()), (None, ""));
+    let me = Claimer::new(space(4), r.holder.clone(), layout(4), Switches::ALL_ON);
+    assert_eq!(me.inherited(Some(&r)), (5, r.holder.describe()));
+    let written = serde_json::to_string(&MarkRecord { inherited_ms: Some(-1), ..r.clone() }).unwrap();
+    assert!(written.contains(r#""inherited_ms":-1"#) && !written.contains("inherited_from"), "{written}");
 }
 
 #[test]
@@ -488,9 +620,13 @@ impl Etcd for Faulty<'_> {
         self.arm();
         self.0.client(false).range(prefix)
     }
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
+    fn txn_and_delete(&mut self, guards: &[Guard], puts: &[Put], deletes: &[String]) -> Result<Txn, String> {
         self.arm();
-        self.0.client(false).txn(guards, puts)
+        self.0.client(false).txn_and_delete(guards, puts, deletes)
+    }
+    // (Headers are not these tests' subject.)
+    fn seen(&self) -> Option<Seen> {
+        None
     }
 }
 
@@ -556,8 +692,13 @@ fn a_server_of_another_layout_is_refused_by_the_space_even_on_an_unmarked_id() {
 fn a_stale_mark_of_another_layout_is_passed_over_not_a_lock_out() {
     let mut etcd = EtcdModel::at(EPOCH);
     // A mark left at id 0 under another layout, before the space recorded its layout.
-    let stale =
-        MarkRecord { mark_ms: EPOCH, layout: Layout::new(EPOCH, 2, 4, 12).unwrap().describe(), holder: holder(9) };
+    let stale = MarkRecord {
+        mark_ms: EPOCH,
+        layout: Layout::new(EPOCH, 2, 4, 12).unwrap().describe(),
+        holder: holder(9),
+        inherited_ms: None,
+        inherited_from: String::new(),
+    };
     let put = Put { key: "/pg_snowflake/test/mark/0".into(), value: serde_json::to_string(&stale).unwrap(), lease: 0 };
     etcd.client(false).txn(&[], &[put]).unwrap();
     let a = server();
@@ -629,8 +770,12 @@ impl Etcd for CutAfter<'_> {
     fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String> {
         self.client().range(prefix)
     }
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
-        self.client().txn(guards, puts)
+    fn txn_and_delete(&mut self, guards: &[Guard], puts: &[Put], deletes: &[String]) -> Result<Txn, String> {
+        self.client().txn_and_delete(guards, puts, deletes)
+    }
+    // (Headers are not these tests' subject.)
+    fn seen(&self) -> Option<Seen> {
+        None
     }
 }
 
@@ -702,4 +847,210 @@ fn a_claim_records_a_mark_above_the_ids_of_a_clock_stepped_back() {
     assert_eq!(h.id, 1);
     let by_c = (1..=3_000).find_map(|ms| issue(&c, 4, T0 + 100_000 + ms).ok()).expect("C issues");
     assert!(by_c > last_by_a | ((1 << 12) - 1), "{by_c} above every id of A's last tick");
+}
+
+/// A hand-set server's generator: its own machine id, the grant word as the start and its worker
+/// leave it.
+fn issue_by_hand(shared: &SharedState, id: i64, now_ms: i64) -> Result<i64, Blocked> {
+    let g = Generator::new(layout(2), id).unwrap();
+    g.try_issue(shared, now_ms).map(|(id, _)| id).map_err(|e| e.expect("no error that waiting cannot cure"))
+}
+
+/// Issue 56, item 4: a hand-set server set to an id a leasing server holds refuses ids (the grant
+/// word held by nobody, the status's last error of the kind Reserved) until that server gives it
+/// back; then it reserves the id, takes every tick up to the leasing holder's mark as used, and
+/// issues above that holder's ids. Before its first confirmation it issues nothing (etcd down: it
+/// says so). Negative control: with the guard off, it issues beside the holder, below its ids.
+#[test]
+fn a_hand_set_server_refuses_its_id_while_a_leasing_server_holds_it() {
+    let now = EPOCH + 10_000;
+    for guard in [true, false] {
+        let switches = Switches { hand_set_guard: guard, ..Switches::ALL_ON };
+        let mut etcd = EtcdModel::at(now);
+        let leasing = server();
+        let mut lc = claimer(1, 2);
+        let Ok(Step::Claimed(held, _)) = lc.step(&mut etcd.client(false), &leasing, now) else { panic!() };
+        assert_eq!(held.id, 0);
+        let leased_id = issue(&leasing, 2, now + 100).unwrap();
+        // The hand-set server starts (no record of a reservation: held by nobody) with etcd down.
+        let hand = server();
+        hand.hot.grant.store(if guard { grant::NOBODY } else { grant::FOREVER }, Relaxed);
+        let mut hc = Claimer::new(space(2), holder(7), layout(2), switches);
+        etcd.down = true;
+        let e = hc.hold_reserved(&mut etcd.client(false), &hand, 0, now + 200, |_, _| {}).unwrap_err();
+        assert!(matches!(e, ClaimError::Unreachable(_)) && hand.claim.trouble() == Trouble::Unreachable);
+        // (Its clock reads what the leasing server's read.)
+        match issue_by_hand(&hand, 0, now + 100) {
+            Err(Blocked::NotHeld) => assert!(guard, "nothing before the first confirmation"),
+            Ok(id) => {
+                assert!(!guard, "the guard refuses");
+                assert_eq!(id, leased_id, "the control: both issue under machine id 0, the same id");
+            }
+            other => panic!("{other:?}"),
+        }
+        etcd.down = false;
+        let Err(e @ ClaimError::ReservedIdHeld { id: 0, .. }) =
+            hc.hold_reserved(&mut etcd.client(false), &hand, 0, now + 300, |_, _| panic!("not confirmed"))
+        else {
+            panic!()
+        };
+        assert_eq!(hand.claim.trouble(), Trouble::Reserved);
+        assert!(hand.claim.error().unwrap().contains("by a leasing server, db1:5432"), "{}", e.message(&space(2)));
+        assert_eq!(issue_by_hand(&hand, 0, now + 300).is_err(), guard, "refused while the id is held");
+        if !guard {
+            continue;
+        }
+        // The leasing server stops cleanly (its final mark at its last id): resolved.
+        lc.release(&mut etcd.client(false), &leasing, || now + 400).unwrap();
+        let mut remembered = None;
+        let r =
+            hc.hold_reserved(&mut etcd.client(false), &hand, 0, now + 500, |id, taken| remembered = Some((id, taken)));
+        assert_eq!(r.map(|r| r.0), Ok(Reserved::Now));
+        let (_, taken) = remembered.expect("the reservation remembered before ids");
+        assert!(taken.is_some_and(|ms| ms >= now + 100), "{taken:?}");
+        assert_eq!(hand.claim.error(), None);
+        // Its clock 5 s behind: it waits for its clock to pass the leasing holder's mark (every
+        // tick up to it used), then issues above that holder's ids.
+        assert!(matches!(issue_by_hand(&hand, 0, now - 5_000), Err(Blocked::Tick { .. })));
+        let id = issue_by_hand(&hand, 0, now + 1_000).expect("issued");
+        assert!(id > leased_id, "{id} above {leased_id}");
+    }
+}
+
+/// Issue 56, item 6(c): a copy of a hand-set server (a base backup: the same system identifier,
+/// another host) takes its reservation over, and the shell warns (`taken_over_from`); the original,
+/// which saw its reservation confirmed in this run, refuses from its next check on, and never takes
+/// it back. The same data directory under another port takes it over silently.
+#[test]
+fn a_copy_that_takes_a_reservation_over_is_named_and_the_original_stops() {
+    let now = EPOCH + 10_000;
+    let mut etcd = EtcdModel::at(now);
+    let original = server();
+    original.hot.grant.store(grant::FOREVER, Relaxed);
+    let mut oc = claimer(7, 2);
+    assert_eq!(oc.hold_reserved(&mut etcd.client(false), &original, 2, now, |_, _| {}).map(|r| r.0), Ok(Reserved::Now));
+    assert_eq!(oc.taken_over_from(), None);
+    let copy = server();
+    let mut cc = Claimer::new(space(2), Holder { host: "db7-copy".into(), ..holder(7) }, layout(2), Switches::ALL_ON);
+    let r = cc.hold_reserved(&mut etcd.client(false), &copy, 2, now + 10, |_, _| {});
+    assert_eq!(r.map(|r| r.0), Ok(Reserved::TakenOver));
+    assert_eq!(cc.taken_over_from().map(|h| h.host.as_str()), Some("db7"), "said as a warning");
+    for at in [now + 20, now + 30] {
+        let Err(e @ ClaimError::ReservationTakenOver { id: 2, .. }) =
+            oc.hold_reserved(&mut etcd.client(false), &original, 2, at, |_, _| {})
+        else {
+            panic!("the original refuses, and takes nothing back")
+        };
+        assert!(e.message(&space(2)).contains("was taken over in the id space"), "{}", e.message(&space(2)));
+        assert_eq!(issue_by_hand(&original, 2, at), Err(Blocked::NotHeld));
+    }
+    // The copy restarted under another port: the same data directory, no warning.
+    let mut again = Claimer::new(
+        space(2),
+        Holder { port: 5433, host: "db7-copy".into(), ..holder(7) },
+        layout(2),
+        Switches::ALL_ON,
+    );
+    assert_eq!(again.reserve(&mut etcd.client(false), 2).map(|r| r.0), Ok(Reserved::TakenOver));
+    assert_eq!(again.taken_over_from(), None);
+}
+
+/// Issue 56, item 5: etcd restored from a snapshot taken before a holder's last marks. The holder
+/// refuses at its next renewal (ids stop, the grant taken away), and a claim is refused too, while
+/// etcd answers below the revision this server saw; another cluster is refused too. Negative
+/// control: with the check off, another server whose clock is behind claims the id whose mark the
+/// restore lowered, and issues below ids issued before.
+#[test]
+fn an_etcd_restored_from_a_snapshot_is_refused() {
+    let now = EPOCH + 10_000;
+    for check in [true, false] {
+        let switches = Switches { revision_check: check, ..Switches::ALL_ON };
+        let mut etcd = EtcdModel::at(now);
+        let snapshot = etcd.snapshot();
+        let a = server();
+        let mut ca = Claimer::new(space(2), holder(1), layout(2), switches);
+        let Ok(Step::Claimed(held, _)) = ca.step(&mut etcd.client(false), &a, now) else { panic!() };
+        let last = issue(&a, 2, now + 500).unwrap();
+        etcd.now_ms = now + 1_000;
+        assert!(matches!(ca.step(&mut etcd.client(false), &a, now + 1_000), Ok(Step::Renewed(_))));
+        let seen = ca.seen.expect("the revision seen");
+        assert!(seen.revision > snapshot.revision());
+        // A clean stop: the final mark at its last id; the restore loses it, and the claim.
+        ca.release(&mut etcd.client(false), &a, || now + 1_100).unwrap();
+        etcd.restore(&snapshot);
+        // Another server that saw the same etcd (its record), its clock 5 s behind.
+        let b = server();
+        let mut cb = Claimer::new(space(2), holder(2), layout(2), switches);
+        cb.seen = Some(seen);
+        let result = cb.step(&mut etcd.client(false), &b, now - 4_000);
+        if check {
+            let Err(e @ ClaimError::Restored { .. }) = result else { panic!("{result:?}") };
+            assert!(e.message(&space(2)).contains("below revision"), "{}", e.message(&space(2)));
+            assert_eq!(b.claim.trouble(), Trouble::Restored);
+            assert_eq!(issue(&b, 2, now - 3_900), Err(Blocked::NotHeld));
+            // Another cluster: refused too.
+            let mut other = EtcdModel::at(now);
+            other.cluster_id += 1;
+            let mut cc = Claimer::new(space(2), holder(3), layout(2), switches);
+            cc.seen = Some(seen);
+            let Err(e @ ClaimError::Restored { .. }) = cc.step(&mut other.client(false), &server(), now) else {
+                panic!()
+            };
+            assert!(e.message(&space(2)).contains("answers as the cluster"), "{}", e.message(&space(2)));
+        } else {
+            let Ok(Step::Claimed(h, _)) = result else { panic!("{result:?}") };
+            assert_eq!(h.id, held.id, "the id whose mark the restore lost");
+            let id = issue(&b, 2, now - 3_900).unwrap();
+            assert!(id < last, "the control: {id} below {last}, issued before");
+        }
+    }
+    // A holder renewing when the restore comes (its lease in the snapshot, so etcd still has it):
+    // ids stop at once.
+    let mut etcd = EtcdModel::at(now);
+    let a = server();
+    let mut ca = claimer(1, 2);
+    let Ok(Step::Claimed(..)) = ca.step(&mut etcd.client(false), &a, now) else { panic!() };
+    let snapshot = etcd.snapshot();
+    etcd.now_ms = now + 1_000;
+    assert!(matches!(ca.step(&mut etcd.client(false), &a, now + 1_000), Ok(Step::Renewed(_))));
+    etcd.restore(&snapshot);
+    etcd.now_ms = now + 2_000;
+    let r = ca.step(&mut etcd.client(false), &a, now + 2_000);
+    let Err(ClaimError::Restored { .. }) = r else { panic!("{r:?}") };
+    assert_eq!(issue(&a, 2, now + 2_001), Err(Blocked::NotHeld));
+    assert!(ca.held().is_none());
+}
+
+/// Issue 56, item 6(a): an id whose recorded mark is far ahead (its holder's clock ran an hour
+/// fast) is passed over while another is free, said in the claim's notes; taken when every free
+/// id's is.
+#[test]
+fn an_id_whose_mark_is_far_ahead_is_passed_over() {
+    let now = EPOCH + 10_000_000;
+    let mut etcd = EtcdModel::at(now);
+    let fast = server();
+    let mut cf = claimer(1, 1);
+    let Ok(Step::Claimed(held, _)) = cf.step(&mut etcd.client(false), &fast, now + 3_600_000) else { panic!() };
+    assert_eq!(held.id, 0);
+    cf.release(&mut etcd.client(false), &fast, || now + 3_600_100).unwrap();
+    let mut c = claimer(2, 1);
+    let s = server();
+    let Ok(Step::Claimed(held, notes)) = c.step(&mut etcd.client(false), &s, now) else { panic!() };
+    assert_eq!(held.id, 1, "0 passed over");
+    let note = notes.iter().find(|n| n.contains("passed over")).expect("said");
+    assert!(
+        note.contains("machine id 0 ") && note.contains("more than 6 s") && note.contains("3600 s ahead"),
+        "{note}"
+    );
+    // Every free id far ahead (the second server's clock an hour fast too, at its next claim): the
+    // first is taken, and said.
+    c.release(&mut etcd.client(false), &s, || now + 200).unwrap();
+    let s = server();
+    let Ok(Step::Claimed(held, _)) = c.step(&mut etcd.client(false), &s, now + 3_600_300) else { panic!() };
+    assert_eq!(held.id, 1);
+    c.release(&mut etcd.client(false), &s, || now + 3_600_400).unwrap();
+    let mut d = claimer(3, 1);
+    let Ok(Step::Claimed(held, notes)) = d.step(&mut etcd.client(false), &server(), now) else { panic!() };
+    assert_eq!(held.id, 0);
+    assert!(notes.iter().any(|n| n.contains("every free id does: 0 claimed")), "{notes:?}");
 }

@@ -25,6 +25,16 @@ pub enum Error {
         /// What kind of trouble the holder's last error was: the hint says what to do about it.
         trouble: Trouble,
     },
+    /// The machine id is set by hand and reserved in an etcd id space (etcd's settings beside
+    /// it), and no id is issued under it now: its reservation is not confirmed yet (a first
+    /// reservation), or etcd says a leasing server holds the id or another server reserved it.
+    /// `source`: the id space (filled in by the shell); `last_error`: the worker's last.
+    HandSetIdRefused {
+        id: i64,
+        source: String,
+        last_error: Option<String>,
+        trouble: Trouble,
+    },
     /// Where the machine id comes from could not give one at start.
     MachineIdSource {
         setting: &'static str,
@@ -102,15 +112,20 @@ pub enum Error {
     KeyFile {
         path: String,
         problem: crate::key_file::KeyFileProblem,
+        /// The server's OS user, by name (its user id where the system has no name for it): the
+        /// hint's `chown` names it.
+        server_user: String,
     },
     /// The key setting is not 32 or 64 hexadecimal characters (its text is never repeated).
     PublicKeyInvalid {
         setting: &'static str,
         length: usize,
     },
+    /// A text that is not a public id: its spelling (`public_id::Spelling::reason`), or not made
+    /// with this server's key.
     InvalidPublicId {
         token: String,
-        reason: &'static str,
+        reason: String,
     },
     /// The clock is behind the last issued tick, whose sequence is used up, and did not catch up
     /// within `snowflake.max_clock_wait`.
@@ -122,6 +137,9 @@ pub enum Error {
         mark_from: Option<String>,
     },
     HotStandby,
+    /// The same on a standby whose machine id is leased from etcd (the shell tells which): it
+    /// holds none, and claims one at its promotion.
+    HotStandbyLeased,
     /// The wall clock jumped forward by more than `snowflake.max_clock_jump` since the last lease.
     ClockJumped {
         jump_ms: i64,
@@ -158,9 +176,10 @@ impl Error {
             Error::NotPreloaded => {
                 "pg_snowflake is not loaded through shared_preload_libraries".into()
             }
-            Error::MachineIdNotHeld { source, last_error, lapsed, .. } => format!(
+            Error::MachineIdNotHeld { source, last_error, lapsed, trouble } => format!(
                 "no machine id is held: it is leased from {source}, and {}",
                 match (lapsed, last_error) {
+                    (None, Some(e)) if *trouble == Trouble::Released => format!("its worker {e}"),
                     (Some(id), Some(e)) => format!(
                         "the lease of machine id {id} reached its local deadline without a renewal (the last attempt failed: {e})"
                     ),
@@ -171,6 +190,17 @@ impl Error {
                     (None, None) => "the server is still claiming one".into(),
                 }
             ),
+            Error::HandSetIdRefused { id, source, last_error, trouble } => match (last_error, trouble) {
+                (Some(e), Trouble::Reserved | Trouble::SpaceLayout) => {
+                    format!("no id is issued under machine id {id} (snowflake.machine_id), reserved in {source}: {e}")
+                }
+                (Some(e), _) => format!(
+                    "machine id {id} (snowflake.machine_id) is not reserved yet in {source}, and no id is issued under it until it is: the last attempt failed: {e}"
+                ),
+                (None, _) => format!(
+                    "machine id {id} (snowflake.machine_id) is not reserved yet in {source}, and no id is issued under it until it is: the server is reserving it"
+                ),
+            },
             Error::MachineIdSource { setting, reason } => format!("no machine id from {setting}: {reason}"),
             Error::SettingNotAccepted { setting, text } => {
                 format!("{setting} = {text:?} is not an integer; refusing to fall back to the default")
@@ -209,14 +239,14 @@ impl Error {
                 "the system clock is {behind_ms} ms behind the last snowflake id this server may have issued; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
             ),
             Error::ClockBehind { behind_ms, waited_ms, mark_from: Some(from) } => format!(
-                "the system clock is {behind_ms} ms behind the last snowflake id issued under this machine id, by its holder before this server: the mark recorded in etcd by {from}; waited {waited_ms} ms (snowflake.max_clock_wait) for it to catch up"
+                "no snowflake id before the clock passes the mark of this machine id's holder before this server, recorded in etcd by {from}: {behind_ms} ms from now (that holder's last id, or the deadline of its lease if it did not release the id); waited {waited_ms} ms (snowflake.max_clock_wait)"
             ),
             Error::MarkUnreadable => format!(
                 "the snowflake high-water mark file {:?} in the data directory could not be read",
                 crate::mark_file::FILE_NAME
             ),
             Error::PublicKeyUnset => "snowflake.public_key_file is not set: public ids need a key".into(),
-            Error::KeyFile { path, problem } => problem.message(path),
+            Error::KeyFile { path, problem, .. } => problem.message(path),
             Error::PublicKeyInvalid { setting, length } => format!(
                 "{setting} is not 32 or 64 hexadecimal characters (a 128- or 256-bit key); it has {length} characters"
             ),
@@ -239,6 +269,9 @@ impl Error {
                 "the system clock did not reach the next tick within {limit_ms} ms (a tick and snowflake.max_clock_wait): the sequence of the current tick is used up"
             ),
             Error::HotStandby => "cannot generate snowflake ids on a hot standby".into(),
+            Error::HotStandbyLeased => {
+                "no snowflake ids on a hot standby: a standby holds no machine id leased from etcd".into()
+            }
             Error::ClockJumped { jump_ms, limit_ms } => format!(
                 "the system clock jumped {jump_ms} ms forward since the last snowflake high-water mark was written, more than snowflake.max_clock_jump ({limit_ms} ms); refusing to lease ids that far ahead"
             ),
@@ -264,7 +297,20 @@ impl Error {
                 Trouble::SpaceLayout => "The id space (snowflake.etcd_prefix) was set up by servers of another layout, whose ids could equal this server's: give servers of this layout an id space of their own (another snowflake.etcd_prefix), or set this server's layout to the space's (snowflake.epoch, time_unit, machine_bits, sequence_bits), and restart.",
                 Trouble::Lost => "The lease expired in etcd (this server was paused, or cut off from etcd, past snowflake.etcd_lease_ttl) or its claim was removed: the server claims a machine id again by itself. If it happens often, raise snowflake.etcd_lease_ttl or look at what pauses the server.",
                 Trouble::Unreadable => "A key of the id space holds what pg_snowflake did not write: the message names it. Remove that key from etcd (etcdctl del KEY) if nothing else uses it, or use another snowflake.etcd_prefix.",
+                Trouble::Released => "The worker \"pg_snowflake machine id\" released the machine id at a SIGTERM (pg_terminate_backend() of it, or the server's stop): it starts again within a second and claims one again, but not at the server's stop. Retry; snowflake_machine_id_status() shows how it goes.",
                 Trouble::Setup => "A file of the etcd settings cannot be used (the message names it and why): fix it (owner, mode 0600 for a key or the credentials, its contents) and restart the server, or its worker (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'pg_snowflake machine id').",
+                Trouble::Reserved => "Two servers would issue the same ids under one machine id. Give this server a snowflake.machine_id that no server of the id space holds or reserved (etcdctl get --prefix --keys-only PREFIX/ lists them) and restart it; or stop the other server (a leasing server gives its id back at a clean stop; the reservation of a retired server is removed with etcdctl del PREFIX/reserved/ID). The server looks again every few seconds and issues ids once etcd no longer shows the conflict; a reservation taken over by a copy of this server (the message says another server of this cluster) is never taken back: give one of the two another machine id.",
+                Trouble::Restored => "etcd was restored from a snapshot (or the endpoints lead to another etcd): every mark recorded after the snapshot is lost, and a new holder whose clock is behind could issue ids issued before. No machine id is claimed until that is dealt with: raise every mark of the id space above the last id issued, then remove pg_snowflake.etcd from the data directory of each server of the space (the manual: Many servers, Restoring etcd); or give every server of the space a fresh snowflake.etcd_prefix and restart them.",
+            }
+            .into(),
+            Error::HandSetIdRefused { trouble, .. } => match trouble {
+                // The hint of the same trouble (a leased server never meets it).
+                Trouble::Reserved => {
+                    let same = Error::MachineIdNotHeld { source: String::new(), last_error: None, lapsed: None, trouble: Trouble::Reserved };
+                    return same.hint();
+                }
+                Trouble::SpaceLayout => "The id space (snowflake.etcd_prefix) was set up by servers of another layout, whose ids could equal this server's: reserve this server's id in an id space of its own layout (another snowflake.etcd_prefix), or remove snowflake.etcd_endpoints from its settings, and restart.",
+                _ => "This server's machine id is set by hand, with etcd's settings beside it: it issues the first id under it once etcd confirms its reservation, so that no leasing server of the id space issues under it too (an id this server reserved before is issued at once). Check that etcd is up and reachable from this server (snowflake.etcd_endpoints); ids begin by themselves once it answers. To run without etcd, remove snowflake.etcd_endpoints from the settings and restart.",
             }
             .into(),
             Error::MachineIdSource { setting, .. } => match *setting {
@@ -282,7 +328,7 @@ impl Error {
             Error::NotAFixedLayout { .. } | Error::LayoutArgument { .. } => "Name a preset, or give this server's layout as arguments (epoch, machine_bits, sequence_bits, time_unit_ms: the values of SELECT * FROM snowflake_layout()), epoch with its UTC offset; the STABLE forms without a layout read the server's.".into(),
             Error::MarkUnreadable => "The server log says why. The file holds the time of the last id this server may have issued: restore it; or remove it and restart, only if the clock is certainly later than every id issued or with a snowflake.machine_id no server has used.".into(),
             Error::PublicKeyUnset => "Write a key into a file owned by the server's OS user with chmod 600 (openssl rand -hex 32 > keyfile), name it in postgresql.conf with snowflake.public_key_file, and reload. Keep it secret and keep it: tokens only decode with their key.".into(),
-            Error::KeyFile { path, problem } => problem.hint(path),
+            Error::KeyFile { path, problem, server_user } => problem.hint(path, server_user),
             Error::PublicKeyInvalid { .. } => "Write the key as 32 or 64 hexadecimal characters (openssl rand -hex 16, or -hex 32) and reload.".into(),
             Error::InvalidPublicId { .. } => "Public ids are 26 characters made by snowflake_to_public() with this server's key; snowflake_try_from_public() returns NULL instead of raising.".into(),
             Error::MarkWrite { .. } => "Check the data directory's free space, permissions and disk (the server log may say more); ids resume by themselves as soon as the mark can be written.".into(),
@@ -290,9 +336,10 @@ impl Error {
             Error::MarkWriteTooSlow { .. } => "The data directory's storage (or this process) is very slow or was stopped: check the disk and the server log. The next lease is twice as long as the last write took (up to 10 s); ids resume as soon as a write is quick enough.".into(),
             Error::StandbysDidNotConfirm { .. } => "Check that a synchronous standby is connected and streaming (pg_stat_replication); ids resume as soon as one confirms. To issue ids without them, set snowflake.lease_sync = off and reload (a failover may then re-issue ids of the last lease).".into(),
             Error::ClockStalled { .. } => "Check the system clock and its time source (a clock that stands still: a paused virtual machine, a broken clock source); ids resume as soon as it moves on.".into(),
-            Error::ClockBehind { mark_from: Some(_), .. } => "That holder's clock was ahead of this server's, or this one's is behind: check both servers' time synchronisation (NTP). Ids resume by themselves once this clock passes the mark; to wait longer at each call, raise snowflake.max_clock_wait and reload. Never remove the mark from etcd: ids issued under this machine id before would be issued again.".into(),
+            Error::ClockBehind { mark_from: Some(_), .. } => "Ids resume by themselves once this server's clock passes that mark: retry. A holder that ended without releasing the id (its whole server crashed or was paused, or etcd was out of its reach) recorded its lease's deadline, at most snowflake.etcd_lease_ttl after its last renewal; one that released it recorded its last id, and a wait then means its clock was ahead of this server's: check both servers' time synchronisation (NTP). To wait longer at each call, raise snowflake.max_clock_wait and reload. Never remove the mark from etcd: ids issued under this machine id before would be issued again.".into(),
             Error::ClockBehind { mark_from: None, .. } => "The clock was stepped backwards. Check the server's time synchronisation (run NTP in slew mode); to wait longer, raise snowflake.max_clock_wait and reload. If instead the clock was wrong (ahead) when earlier ids were issued, do not just remove the mark file: give this server a snowflake.machine_id no server has used, then remove pg_snowflake.mark from the data directory and restart; ids of the new machine id cannot collide with the old ones.".into(),
             Error::HotStandby => "Generate ids on the primary. A standby carries the primary's machine id; give it its own before promoting it.".into(),
+            Error::HotStandbyLeased => "Generate ids on the primary. Once promoted, the standby's worker claims a machine id from etcd by itself (its old primary's, if that one gave it back): nothing to set.".into(),
             Error::ClockJumped { .. } => "Check the clock (NTP). If it is right, raise snowflake.max_clock_jump, or set it to 0 to turn the guard off, and reload; if it is wrong, correct it and ids resume at once.".into(),
             Error::LayoutChanged { old, .. } => format!(
                 "If the change is deliberate, set snowflake.accept_layout_change = '{}' and restart; the next mark records the new layout. Otherwise restore the old settings.",
@@ -408,6 +455,11 @@ mod tests {
                 "Check that etcd is up",
             ),
             (
+                refusal(Some("released machine id 3 at T (pg_terminate_backend())"), None, Trouble::Released),
+                "and its worker released machine id 3 at T",
+                "released the machine id at a SIGTERM",
+            ),
+            (
                 refusal(Some("the lease of machine id 3 was lost"), None, Trouble::Lost),
                 "and the last attempt failed: the lease of machine id 3 was lost",
                 "The lease expired in etcd",
@@ -422,6 +474,44 @@ mod tests {
             assert!(e.message().contains(says), "{}", e.message());
             assert!(e.hint().contains(hint), "{}", e.hint());
         }
+    }
+
+    #[test]
+    fn a_refusal_of_a_hand_set_id_says_why_with_the_hint_of_its_trouble() {
+        let refusal = |last_error: Option<&str>, trouble| Error::HandSetIdRefused {
+            id: 7,
+            source: "etcd at http://e:2379 (id space /s)".into(),
+            last_error: last_error.map(Into::into),
+            trouble,
+        };
+        for (e, says, hint) in [
+            (
+                refusal(None, Trouble::None),
+                "machine id 7 (snowflake.machine_id) is not reserved yet in etcd at http://e:2379 (id space /s), and no id is issued under it until it is: the server is reserving it",
+                "once etcd confirms its reservation",
+            ),
+            (
+                refusal(Some("etcd at http://e:2379: Connection refused"), Trouble::Unreachable),
+                "is not reserved yet in etcd at http://e:2379 (id space /s), and no id is issued under it until it is: the last attempt failed: etcd at http://e:2379: Connection refused",
+                "Check that etcd is up",
+            ),
+            (
+                refusal(Some("machine id 7 (snowflake.machine_id) is held in the id space /s by a leasing server, db1:5432 (...)"), Trouble::Reserved),
+                "no id is issued under machine id 7 (snowflake.machine_id), reserved in etcd at http://e:2379 (id space /s): machine id 7",
+                "Two servers would issue the same ids under one machine id",
+            ),
+            (
+                refusal(Some("the id space /s is of another layout (..., recorded by ...); this server's: ..."), Trouble::SpaceLayout),
+                "no id is issued under machine id 7 (snowflake.machine_id), reserved in etcd at http://e:2379 (id space /s): the id space /s is of another layout",
+                "reserve this server's id in an id space of its own layout",
+            ),
+        ] {
+            assert!(e.message().contains(says), "{}", e.message());
+            assert!(e.hint().contains(hint), "{}", e.hint());
+        }
+        let restored =
+            Error::MachineIdNotHeld { source: "s".into(), last_error: None, lapsed: None, trouble: Trouble::Restored };
+        assert!(restored.hint().contains("raise every mark of the id space"), "{}", restored.hint());
     }
 
     #[test]
@@ -449,7 +539,7 @@ mod tests {
                     waited_ms: 1000,
                     mark_from: Some("pg-1:5432 (data directory /d, system identifier 7)".into()),
                 },
-                "recorded in etcd by pg-1:5432",
+                "mark of this machine id's holder before this server, recorded in etcd by pg-1:5432",
             ),
             (
                 Error::MarkWriterBusy { pid: 4242, step: Some(WriteStep::StandbyWait), limit_ms: 5000 },
@@ -470,9 +560,12 @@ mod tests {
 
     #[test]
     fn unknown_preset_names_list_the_known_ones() {
+        // Every preset, then server (the list is presets.rs's).
+        let known = crate::presets::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
+        assert!(known.starts_with("twitter, discord, "), "{known}");
         assert_eq!(
             Error::UnknownPreset { name: "snowflake".into() }.message(),
-            "unknown snowflake layout \"snowflake\"; known layouts: twitter, discord, instagram, sonyflake, pgedge, server"
+            format!("unknown snowflake layout \"snowflake\"; known layouts: {known}, server")
         );
     }
 

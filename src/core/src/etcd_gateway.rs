@@ -3,7 +3,7 @@
 //! as the claim protocol's [`Etcd`]. Pure: the bytes of an HTTP/1.1 request and the reading of its
 //! response are here; the shell only moves them over a socket ([`Transport`]).
 
-use crate::claim::{Etcd, Guard, Kv, Put, Txn};
+use crate::claim::{Etcd, Guard, Kv, Put, Seen, Txn};
 use serde_json::{json, Value};
 use zeroize::Zeroizing;
 
@@ -112,6 +112,9 @@ pub struct Gateway<T> {
     /// Whether an answer's HTTP status, code and header decide that it is an error (always, but
     /// in the test builds' negative control: see [`Gateway::reading_errors_as_before`]).
     errors_by_status: bool,
+    /// The header of the last answer to a range or a transaction (linearizable: never behind one
+    /// given before, whichever member gave it; a keepalive's header is its member's, which may lag).
+    seen: Option<Seen>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,7 +195,7 @@ pub fn check_tls_settings(
 
 impl<T: Transport> Gateway<T> {
     pub fn new(endpoints: Vec<Endpoint>, transport: T) -> Gateway<T> {
-        Gateway { endpoints, current: 0, transport, credentials: None, token: None, errors_by_status: true }
+        Gateway { endpoints, current: 0, transport, credentials: None, token: None, errors_by_status: true, seen: None }
     }
 
     /// Test builds only (the negative control of the error scenarios): errors known only by a JSON
@@ -314,6 +317,17 @@ fn prefix_end(prefix: &str) -> Vec<u8> {
     vec![0]
 }
 
+/// What an answer's header says of the store (`cluster_id`, `revision`), if it has them.
+fn header_of(v: &Value) -> Option<Seen> {
+    let h = v.get("header")?;
+    let cluster_id = match h.get("cluster_id")? {
+        Value::String(s) => s.parse().ok()?,
+        Value::Number(n) => n.as_u64()?,
+        _ => return None,
+    };
+    Some(Seen { cluster_id, revision: int(h.get("revision")) })
+}
+
 /// A 64-bit integer as etcd's JSON gives it: a string of digits (or a number), absent is 0.
 fn int(v: Option<&Value>) -> i64 {
     match v {
@@ -354,6 +368,7 @@ impl<T: Transport> Etcd for Gateway<T> {
         let v = self
             .call("/v3/kv/range", json!({ "key": b64(prefix), "range_end": base64::encode(&prefix_end(prefix)) }))
             .map_err(|e| e.text())?;
+        self.seen = header_of(&v).or(self.seen);
         let mut out = vec![];
         for kv in v.get("kvs").and_then(Value::as_array).into_iter().flatten() {
             let text = |name: &str| -> Result<String, String> {
@@ -371,7 +386,7 @@ impl<T: Transport> Etcd for Gateway<T> {
         Ok(out)
     }
 
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
+    fn txn_and_delete(&mut self, guards: &[Guard], puts: &[Put], deletes: &[String]) -> Result<Txn, String> {
         let compare: Vec<Value> = guards
             .iter()
             .map(|g| match g {
@@ -383,12 +398,18 @@ impl<T: Transport> Etcd for Gateway<T> {
         let success: Vec<Value> = puts
             .iter()
             .map(|p| json!({ "request_put": { "key": b64(&p.key), "value": b64(&p.value), "lease": p.lease.to_string() } }))
+            .chain(deletes.iter().map(|k| json!({ "request_delete_range": { "key": b64(k) } })))
             .collect();
         let v = self.call("/v3/kv/txn", json!({ "compare": compare, "success": success })).map_err(|e| e.text())?;
+        self.seen = header_of(&v).or(self.seen);
         Ok(Txn {
             succeeded: v.get("succeeded").and_then(Value::as_bool).unwrap_or(false),
             revision: int(v.get("header").and_then(|h| h.get("revision"))),
         })
+    }
+
+    fn seen(&self) -> Option<Seen> {
+        self.seen
     }
 }
 

@@ -10,8 +10,12 @@
 //! gateway authenticates again and repeats the call: applied once).
 //!
 //! And, for a negative control, a gateway that misreads errors ([`EtcdModel::misread_errors`]).
+//!
+//! And what an operator can do to it: restore it from a snapshot ([`EtcdModel::snapshot`],
+//! [`EtcdModel::restore`]), as `etcdctl snapshot restore` does: every key and lease as they were
+//! then, the revision with them (every answer's header says it), the cluster id the same.
 
-use crate::claim::{Etcd, Guard, Kv, Put, Txn};
+use crate::claim::{Etcd, Guard, Kv, Put, Seen, Txn};
 use std::collections::BTreeMap;
 
 /// What happens to the next call of any client.
@@ -33,10 +37,24 @@ pub(crate) enum Fault {
 enum Request {
     KeepAlive(i64),
     Revoke(i64),
-    Txn(Vec<Guard>, Vec<Put>),
+    Txn(Vec<Guard>, Vec<Put>, Vec<String>),
 }
 
-#[derive(Default)]
+/// The store as a snapshot holds it (`etcdctl snapshot save`).
+#[derive(Clone, Debug)]
+pub(crate) struct Snapshot {
+    kv: BTreeMap<String, (String, i64, i64)>,
+    revision: i64,
+    leases: BTreeMap<i64, (i64, i64)>,
+}
+
+impl Snapshot {
+    pub(crate) fn revision(&self) -> i64 {
+        self.revision
+    }
+}
+
+#[derive(Clone, Default)]
 pub(crate) struct EtcdModel {
     /// Real time, ms.
     pub now_ms: i64,
@@ -44,6 +62,8 @@ pub(crate) struct EtcdModel {
     kv: BTreeMap<String, (String, i64, i64)>,
     /// The store's revision: one up at every change (a put, a deletion by a lease's end).
     revision: i64,
+    /// The cluster's id, as every answer's header gives it.
+    pub cluster_id: u64,
     /// lease -> (ttl ms, expires at)
     leases: BTreeMap<i64, (i64, i64)>,
     next_lease: i64,
@@ -67,7 +87,24 @@ pub(crate) struct EtcdModel {
 impl EtcdModel {
     /// A model at real time `now_ms`, with nothing in it.
     pub fn at(now_ms: i64) -> EtcdModel {
-        EtcdModel { now_ms, ..Default::default() }
+        EtcdModel { now_ms, cluster_id: 0xcd11_7e57_0000_0001, ..Default::default() }
+    }
+
+    /// The store as it is now (`etcdctl snapshot save`).
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot { kv: self.kv.clone(), revision: self.revision, leases: self.leases.clone() }
+    }
+
+    /// Restored from `snapshot` (`etcdctl snapshot restore`, the members started on it): every key
+    /// and lease as then, the revision with them, the cluster id the same (the same members and
+    /// token); a lease lives a whole TTL from now, as under a new leader. Requests held on the way
+    /// still arrive, at the restored store.
+    pub fn restore(&mut self, snapshot: &Snapshot) {
+        self.kv = snapshot.kv.clone();
+        self.revision = snapshot.revision;
+        self.leases = snapshot.leases.clone();
+        self.next_lease = self.next_lease.max(self.leases.keys().max().copied().unwrap_or(0));
+        self.leader_change();
     }
 
     /// Expires the leases due by now, deleting their keys.
@@ -147,8 +184,8 @@ impl EtcdModel {
                 self.keep_alive_now(lease);
             }
             Request::Revoke(lease) => self.drop_lease(lease),
-            Request::Txn(guards, puts) => {
-                let _ = self.txn_now(&guards, &puts);
+            Request::Txn(guards, puts, deletes) => {
+                let _ = self.txn_now(&guards, &puts, &deletes);
             }
         }
         true
@@ -156,7 +193,7 @@ impl EtcdModel {
 
     /// A client of this model, cut off (every call fails) when `cut`.
     pub fn client(&mut self, cut: bool) -> Client<'_> {
-        Client { etcd: self, cut }
+        Client { etcd: self, cut, seen: None }
     }
 
     fn keep_alive_now(&mut self, lease: i64) -> i64 {
@@ -170,7 +207,7 @@ impl EtcdModel {
         }
     }
 
-    fn txn_now(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
+    fn txn_now(&mut self, guards: &[Guard], puts: &[Put], deletes: &[String]) -> Result<Txn, String> {
         let holds = guards.iter().all(|g| match g {
             Guard::Absent(k) => !self.kv.contains_key(k),
             Guard::LeasedBy(k, lease) => self.kv.get(k).is_some_and(|(_, l, _)| l == lease),
@@ -187,11 +224,14 @@ impl EtcdModel {
                 );
             }
         }
-        if !puts.is_empty() {
+        if !puts.is_empty() || deletes.iter().any(|k| self.kv.contains_key(k)) {
             self.revision += 1;
         }
         for p in puts {
             self.kv.insert(p.key.clone(), (p.value.clone(), p.lease, self.revision));
+        }
+        for k in deletes {
+            self.kv.remove(k);
         }
         Ok(Txn { succeeded: true, revision: self.revision })
     }
@@ -200,6 +240,8 @@ impl EtcdModel {
 pub(crate) struct Client<'a> {
     etcd: &'a mut EtcdModel,
     cut: bool,
+    /// The header of the last answer to a range or a transaction.
+    seen: Option<Seen>,
 }
 
 impl Client<'_> {
@@ -272,16 +314,25 @@ impl Etcd for Client<'_> {
     }
 
     fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String> {
-        self.call(Request::KeepAlive(0), Some(vec![]), |e| {
+        let kvs = self.call(Request::KeepAlive(0), Some(vec![]), |e| {
             Ok(e.kv
                 .range(prefix.to_string()..)
                 .take_while(|(k, _)| k.starts_with(prefix))
                 .map(|(k, (v, l, r))| Kv { key: k.clone(), value: v.clone(), lease: *l, mod_revision: *r })
                 .collect())
-        })
+        })?;
+        self.seen = Some(Seen { cluster_id: self.etcd.cluster_id, revision: self.etcd.revision });
+        Ok(kvs)
     }
 
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
-        self.call(Request::Txn(guards.to_vec(), puts.to_vec()), None, |e| e.txn_now(guards, puts))
+    fn txn_and_delete(&mut self, guards: &[Guard], puts: &[Put], deletes: &[String]) -> Result<Txn, String> {
+        let request = Request::Txn(guards.to_vec(), puts.to_vec(), deletes.to_vec());
+        let t = self.call(request, None, |e| e.txn_now(guards, puts, deletes))?;
+        self.seen = Some(Seen { cluster_id: self.etcd.cluster_id, revision: self.etcd.revision });
+        Ok(t)
+    }
+
+    fn seen(&self) -> Option<Seen> {
+        self.seen
     }
 }

@@ -83,9 +83,12 @@ mod tests {
         assert!(server.message().contains("\"server\""), "{}", server.message());
         assert!(server.hint().contains("snowflake_layout()"), "{}", server.hint());
         let unknown = Error::NotAFixedLayout { name: "snowflak".into() };
+        // Every preset, not server (the list is presets.rs's).
+        let presets = presets::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
+        assert!(presets.starts_with("twitter, discord, ") && !presets.contains("server"), "{presets}");
         assert_eq!(
             unknown.message(),
-            "unknown fixed snowflake layout \"snowflak\"; the presets are: twitter, discord, instagram, sonyflake, pgedge"
+            format!("unknown fixed snowflake layout \"snowflak\"; the presets are: {presets}")
         );
     }
 

@@ -21,6 +21,7 @@ use crate::host::{Limits, Waiter};
 use crate::layout::{Layout, LayoutError};
 use crate::lease;
 use crate::state::{grant, SharedState};
+use std::num::NonZeroU64;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
 /// At most one clock-rollback WARNING per this many milliseconds.
@@ -35,6 +36,46 @@ pub const CLOCK_SKEW_US: i64 = 250;
 /// shell pauses when `snowflake.fault_hold_at = 'grant_loaded'`). Not compiled into a real build.
 #[cfg(feature = "hold_points")]
 pub static HOLD_AFTER_GRANT: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// The checks of [`Generator::take`], each switched off in a test only (`mutant::with`), the
+/// negative controls of the property test that the raw entry's plain case issues exactly what it
+/// should (issue 61). In every other build `off` is a constant `false`: nothing is compiled in.
+pub(crate) mod mutant {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) enum Check {
+        GrantCoversClock,
+        Mark,
+        SequenceLeft,
+        Behind,
+        GrantCoversTick,
+    }
+
+    #[cfg(test)]
+    thread_local! {
+        static OFF: std::cell::Cell<Option<Check>> = const { std::cell::Cell::new(None) };
+    }
+
+    #[cfg(test)]
+    #[inline(always)]
+    pub(crate) fn off(check: Check) -> bool {
+        OFF.with(|o| o.get() == Some(check))
+    }
+
+    #[cfg(not(test))]
+    #[inline(always)]
+    pub(crate) const fn off(_: Check) -> bool {
+        false
+    }
+
+    /// Runs `f` with `check` switched off in this thread.
+    #[cfg(test)]
+    pub(crate) fn with<T>(check: Check, f: impl FnOnce() -> T) -> T {
+        OFF.with(|o| o.set(Some(check)));
+        let t = f();
+        OFF.with(|o| o.set(None));
+        t
+    }
+}
 
 /// Why no id could be issued at this clock reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,9 +99,66 @@ pub struct Taken {
     behind: bool,
 }
 
+/// The layout's numbers an attempt to issue uses, worked out once when the generator is made (a
+/// backend inherits it from the postmaster): masks, shifts and the tick's length, never recomputed
+/// per call (issue 61: recomputing them with variable shifts cost about 2 ns a call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Consts {
+    epoch_ms: i64,
+    /// The tick's length: a division by a `NonZeroU64` has no panic path; 1 takes none at all.
+    tick_ms: NonZeroU64,
+    max_tick: u64,
+    sequence_bits: u32,
+    sequence_mask: u64,
+    machine_bits: u32,
+    machine_mask: u64,
+    /// Where the tick sits in an id: machine bits + sequence bits.
+    tick_shift: u32,
+    /// The generator's own machine id, in its place in an id.
+    own_machine: u64,
+}
+
+impl Consts {
+    fn of(layout: &Layout, machine_id: i64) -> Consts {
+        Consts {
+            epoch_ms: layout.epoch_ms(),
+            tick_ms: NonZeroU64::new(layout.tick_ms() as u64).unwrap_or(NonZeroU64::MIN),
+            max_tick: layout.max_tick() as u64,
+            sequence_bits: layout.sequence_bits(),
+            sequence_mask: layout.max_sequence() as u64,
+            machine_bits: layout.machine_bits(),
+            machine_mask: layout.max_machine_id() as u64,
+            tick_shift: layout.machine_bits() + layout.sequence_bits(),
+            own_machine: (machine_id as u64) << layout.sequence_bits(),
+        }
+    }
+
+    /// The tick of a clock reading, if ids can be issued at it (after the epoch, within the
+    /// field); wrapping arithmetic and an unsigned division only: no panic path.
+    #[inline(always)]
+    fn tick_now(&self, now_ms: i64) -> Option<u64> {
+        let since = now_ms.wrapping_sub(self.epoch_ms);
+        if since < 0 {
+            return None;
+        }
+        let tick = if self.tick_ms == NonZeroU64::MIN { since as u64 } else { since as u64 / self.tick_ms };
+        (tick <= self.max_tick).then_some(tick)
+    }
+
+    /// The id of a state word other than 0, under the leased machine id `leased` (0 when the
+    /// machine id is the generator's own).
+    #[inline(always)]
+    fn id_of(&self, word: u64, leased: u64) -> i64 {
+        let tick = (word >> self.sequence_bits).wrapping_sub(1);
+        ((tick << self.tick_shift) | self.own_machine | (leased << self.sequence_bits) | (word & self.sequence_mask))
+            as i64
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Generator {
     layout: Layout,
+    k: Consts,
     machine_id: i64,
     /// Test builds only: the grant checked as before issue 56 (once, against the clock read, and
     /// not at the tick issued nor after the compare-and-swap), the negative control of the loom
@@ -71,7 +169,7 @@ pub struct Generator {
 impl Generator {
     pub fn new(layout: Layout, machine_id: i64) -> Result<Generator, LayoutError> {
         layout.check_machine_id(machine_id)?;
-        Ok(Generator { layout, machine_id, stale_grant: false })
+        Ok(Generator { layout, k: Consts::of(&layout, machine_id), machine_id, stale_grant: false })
     }
 
     /// The generator with the fix of issue 56 switched off (`true`): the negative control of the
@@ -89,12 +187,10 @@ impl Generator {
         self.machine_id
     }
 
-    /// The id of a state word other than 0, under `machine_id`.
-    #[inline]
-    fn id_of_state(&self, state: u64, machine_id: i64) -> i64 {
-        let s = self.layout.sequence_bits();
-        let state = state as i64;
-        self.layout.compose((state >> s) - 1, machine_id, state & self.layout.max_sequence())
+    /// The id of a state word under the generator's own machine id (tests).
+    #[cfg(test)]
+    pub(crate) fn id_of_state(&self, word: u64) -> i64 {
+        self.k.id_of(word, 0)
     }
 
     /// One attempt at the clock reading `now_ms`: an id and whether the clock read behind the
@@ -125,14 +221,35 @@ impl Generator {
     /// here: one function, as compiled).
     #[inline]
     pub fn try_issue(&self, shared: &SharedState, now_ms: i64) -> Result<(i64, bool), Result<Blocked, Error>> {
-        let now_tick = self.layout.tick_at(now_ms).map_err(|e| Err(e.into()))?;
+        let Some(now_tick) = self.k.tick_now(now_ms) else {
+            // Before the epoch or past the field: the layout's error, which says which.
+            return Err(Err(self.layout.tick_at(now_ms).err().map_or(Error::NotPreloaded, Error::from)));
+        };
         loop {
             let grant = Self::load_grant(shared);
-            let Some(taken) = self.take(shared, now_tick, grant)? else { continue };
+            let Some(taken) = self.take::<false>(shared, now_tick, grant).map_err(Ok)? else { continue };
             if let Some(issued) = self.confirm(shared, taken) {
                 return Ok(issued);
             }
         }
+    }
+
+    /// The plain case of a call, for the shell's raw entry point (issue 61): `Some(id)` when the
+    /// clock reads a tick of the layout, the grant covers it, and the tick is a new one under the
+    /// durable mark, or the last one issued with sequence left and not ahead of the clock, the
+    /// word taken and the grant confirmed; `None` in every other case, declined before any
+    /// compare-and-swap (nothing is used up: the guarded path goes on from the same state), but
+    /// when the grant changed between the compare-and-swap and its confirmation (the word is a
+    /// gap, as in [`Generator::try_issue`]). The same three steps as `try_issue`: one issuing
+    /// function. No allocation, indexing, unwrap or call: wrapping arithmetic, one unsigned
+    /// division (a longer tick), atomics (the packaging test `package_fast_path` checks the built
+    /// library's machine code for panic sites and calls).
+    #[inline(always)]
+    pub fn issue_plain(&self, shared: &SharedState, now_ms: i64) -> Option<i64> {
+        let now_tick = self.k.tick_now(now_ms)?;
+        let grant = Self::load_grant(shared);
+        let taken = self.take::<true>(shared, now_tick, grant).ok()??;
+        self.confirm(shared, taken).map(|(id, _)| id)
     }
 
     /// An attempt's first step: the grant, the machine id and until when it is held, from the same
@@ -145,22 +262,26 @@ impl Generator {
 
     /// An attempt's second step: a state word taken (compare-and-swap) at the clock's `now_tick`
     /// under `grant`, on a tick it covers; `Ok(None)`: the grant changed meanwhile, start over.
+    /// `PLAIN` (the raw entry's [`Generator::issue_plain`]): a tick ahead of the clock declines
+    /// too, before the compare-and-swap (the guarded path counts it as the clock behind).
     #[inline(always)]
-    pub fn take(
+    pub fn take<const PLAIN: bool>(
         &self,
         shared: &SharedState,
-        now_tick: i64,
+        now_tick: u64,
         grant: u64,
-    ) -> Result<Option<Taken>, Result<Blocked, Error>> {
-        let s = self.layout.sequence_bits();
-        let seq_mask = self.layout.max_sequence() as u64;
+    ) -> Result<Option<Taken>, Blocked> {
+        let k = &self.k;
+        let s = k.sequence_bits;
+        let seq_mask = k.sequence_mask;
         // Ticks as the state word holds them: one up, so that 0 is "nothing issued".
-        let now_slot = now_tick as u64 + 1;
+        let now_slot = now_tick + 1;
+        let now_tick = now_tick as i64;
         // The first tick the grant does not cover, as a slot: a slot is covered while it is at
         // most this.
-        let until_slot = grant >> self.layout.machine_bits();
-        if now_slot > until_slot {
-            return Err(Ok(Blocked::NotHeld));
+        let until_slot = grant >> k.machine_bits;
+        if now_slot > until_slot && !mutant::off(mutant::Check::GrantCoversClock) {
+            return Err(Blocked::NotHeld);
         }
         #[cfg(feature = "hold_points")]
         if let Some(hold) = HOLD_AFTER_GRANT.get() {
@@ -172,25 +293,27 @@ impl Generator {
             let last_slot = current >> s;
             let next = if now_slot > last_slot {
                 // A tick never issued before: only under the durable mark.
-                if now_tick > shared.mark.tick.load(Acquire) {
-                    return Err(Ok(Blocked::Mark));
+                if now_tick > shared.mark.tick.load(Acquire) && !mutant::off(mutant::Check::Mark) {
+                    return Err(Blocked::Mark);
                 }
                 now_slot << s
-            } else if current & seq_mask != seq_mask {
+            } else if (current & seq_mask != seq_mask || mutant::off(mutant::Check::SequenceLeft))
+                && !(PLAIN && now_slot < last_slot && !mutant::off(mutant::Check::Behind))
+            {
                 // The last tick issued, which may lie past this grant's end: only on a tick the
                 // grant covers. Past it, either the grant changed meanwhile (another backend
                 // pushed the word there under a newer one: start over under it), or the clock
                 // reads behind a tick issued before this grant began (stepped back): wait for the
                 // clock, as for any tick behind the clock.
-                if last_slot > until_slot && !self.stale_grant {
+                if last_slot > until_slot && !self.stale_grant && !mutant::off(mutant::Check::GrantCoversTick) {
                     if shared.hot.grant.load(Acquire) != grant {
                         return Ok(None);
                     }
-                    return Err(Ok(Blocked::Tick { last_tick: last_slot as i64 - 1, now_tick }));
+                    return Err(Blocked::Tick { last_tick: last_slot as i64 - 1, now_tick });
                 }
                 current + 1
             } else {
-                return Err(Ok(Blocked::Tick { last_tick: last_slot as i64 - 1, now_tick }));
+                return Err(Blocked::Tick { last_tick: last_slot as i64 - 1, now_tick });
             };
             match state.compare_exchange_weak(current, next, AcqRel, Acquire) {
                 Ok(_) => return Ok(Some(Taken { word: next, grant, behind: now_slot < last_slot })),
@@ -208,9 +331,7 @@ impl Generator {
         if !self.stale_grant && shared.hot.grant.load(Acquire) != taken.grant {
             return None;
         }
-        let machine_bits = self.layout.machine_bits();
-        let machine_id = self.machine_id | (taken.grant & ((1 << machine_bits) - 1)) as i64;
-        Some((self.id_of_state(taken.word, machine_id), taken.behind))
+        Some((self.k.id_of(taken.word, taken.grant & self.k.machine_mask), taken.behind))
     }
 
     /// `snowflake_nextval()`: the next id of this server, and none while it is in recovery (a hot
@@ -421,9 +542,12 @@ impl Generator {
 
 /// Whether a clock `behind_ms` behind `last_tick` is a restart waiting out its mark: the tick is the
 /// one the server started above (or learnt from a replayed lease), and the mark lies no further
-/// ahead than a lease can reach (after a crash, the longest lease, [`lease::MAX_LEASE_MS`]).
+/// ahead than a lease can reach (after a crash, the longest lease, [`lease::MAX_LEASE_MS`]); or the
+/// tick is the mark recorded for a machine id this server claimed, however far ahead its holder
+/// before wrote it (its clock, not this one, may be off: the refusal names that holder).
 fn restarting(shared: &SharedState, last_tick: i64, behind_ms: i64) -> bool {
-    last_tick == shared.mark.restart_tick.load(Relaxed) && behind_ms <= lease::MAX_LEASE_MS
+    (last_tick == shared.mark.restart_tick.load(Relaxed) && behind_ms <= lease::MAX_LEASE_MS)
+        || last_tick == shared.mark.claimed_tick.load(Relaxed)
 }
 
 #[cfg(test)]

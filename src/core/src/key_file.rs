@@ -126,13 +126,18 @@ impl KeyFileProblem {
         }
     }
 
-    pub fn hint(&self, path: &str) -> String {
+    /// What to do, for the server run by the OS user `server_user` (a name, or a user id: `chown`
+    /// takes either).
+    pub fn hint(&self, path: &str, server_user: &str) -> String {
         match self {
             KeyFileProblem::Unreadable { .. } | KeyFileProblem::NotARegularFile => format!(
-                "Write the key file (openssl rand -hex 32 > {path}), owned by the server's OS user with chmod 600, and reload."
+                "Write the key file (openssl rand -hex 32 > {path}) as the server's OS user, {server_user}, with chmod 600, and reload."
             ),
-            KeyFileProblem::WrongOwner { .. } | KeyFileProblem::LooseMode { .. } => format!(
-                "The file must be owned by the server's OS user with permissions u=rw (0600) or less: chown postgres {path}; chmod 600 {path}; then reload."
+            KeyFileProblem::WrongOwner { .. } => format!(
+                "The file must be owned by the server's OS user, {server_user}, with permissions u=rw (0600) or less: chown {server_user} {path}; chmod 600 {path}; then reload."
+            ),
+            KeyFileProblem::LooseMode { .. } => format!(
+                "Only the server's OS user, {server_user}, may have access to the file (permissions u=rw, 0600, or less): chmod 600 {path}; then reload."
             ),
             KeyFileProblem::NoKey | KeyFileProblem::TooLarge { .. } | KeyFileProblem::TooManyKeys { .. } | KeyFileProblem::InvalidKey { .. } => {
                 "One key per line, 32 or 64 hexadecimal characters (openssl rand -hex 32): the current key first, then optionally the previous one; reload.".into()
@@ -221,6 +226,23 @@ mod tests {
             loose.message("/k"),
             "snowflake.public_key_file \"/k\" has group or world access (permissions 0644)"
         );
-        assert!(loose.hint("/k").contains("chmod 600 /k"));
+        assert!(loose.hint("/k", "pgsrv").contains("chmod 600 /k"));
+    }
+
+    #[test]
+    fn the_hints_name_the_servers_os_user() {
+        // Not always postgres: the user the server runs as, by name or by user id.
+        let wrong = KeyFileProblem::WrongOwner { owner: 0, server: 1001 };
+        assert!(wrong.hint("/k", "pgsrv").contains("server's OS user, pgsrv, with"), "{}", wrong.hint("/k", "pgsrv"));
+        assert!(wrong.hint("/k", "pgsrv").contains("chown pgsrv /k; chmod 600 /k"));
+        assert!(wrong.hint("/k", "1001").contains("chown 1001 /k"));
+        for p in [
+            KeyFileProblem::LooseMode { mode: 0o640 },
+            KeyFileProblem::Unreadable { reason: "x".into() },
+            KeyFileProblem::NotARegularFile,
+        ] {
+            assert!(p.hint("/k", "pgsrv").contains("the server's OS user, pgsrv,"), "{:?}", p);
+            assert!(!p.hint("/k", "pgsrv").contains("postgres"), "{:?}", p);
+        }
     }
 }

@@ -15,8 +15,10 @@
 //! - [`mark_writer`]: the one process writing a new mark: its flag, what it is doing, takeover;
 //! - [`claim`]: machine ids leased from etcd: the protocol, over any [`claim::Etcd`];
 //! - [`etcd_gateway`]: etcd's v3 API through its JSON gateway, as bytes (the shell moves them);
+//! - [`etcd_record`]: what a server remembers of its etcd id space, beside its mark;
 //! - [`error`]: every error a user can meet, as plain data with its message and hint;
 //! - [`machine_source`]: where the machine id comes from (by hand, etcd, a pod index);
+//! - [`name_lookup`]: name lookups that may hang, one under way per name;
 //! - [`fixed_layout`]: layouts that never change (a preset, or given as arguments), for IMMUTABLE functions;
 //! - [`json_form`]: the JSON form of an id, its digits in a string;
 //! - [`partition`]: range-partition bounds on the id for steps of time;
@@ -45,6 +47,7 @@ pub mod etcd_gateway;
 /// A model of etcd (tests only): linearizable keys, leases that expire late, clients cut off.
 #[cfg(test)]
 mod etcd_model;
+pub mod etcd_record;
 pub mod fixed_layout;
 pub mod generator;
 pub mod host;
@@ -72,6 +75,7 @@ pub mod machine_source;
 pub mod mark_file;
 pub mod mark_write;
 pub mod mark_writer;
+pub mod name_lookup;
 pub mod partition;
 pub mod presets;
 pub mod public_id;

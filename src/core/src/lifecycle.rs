@@ -15,7 +15,7 @@ use crate::layout::Layout;
 use crate::lease;
 use crate::lease_record::LeaseRecord;
 use crate::mark_file::MarkRecord;
-use crate::start_check::{self, Facts};
+use crate::start_check::{self, Facts, Reservation};
 use crate::state::{grant, SharedState};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -75,9 +75,12 @@ pub struct Started {
 /// came to start (first start, clean restart, crash-restart, a standby or a copy restored from a
 /// base backup, all of which promote through a start of shared memory): a machine id set by hand
 /// or read from a pod index is the generator's own, held for ever; a leased one is held by nobody,
-/// and no id is issued until the worker has claimed it in etcd and published its deadline.
+/// and no id is issued until the worker has claimed it in etcd and published its deadline. So is
+/// a machine id set by hand and reserved in an id space whose reservation this server has not
+/// seen confirmed (a first reservation; a copy, whose record names its original): held by nobody
+/// until the worker has confirmed it (`claim::Claimer::hold_reserved`).
 pub fn initial_grant(facts: &Facts) -> u64 {
-    if facts.leased && !off(Off::StartGrant) {
+    if facts.leased && !off(Off::StartGrant) || facts.reservation == Reservation::Awaiting {
         grant::NOBODY
     } else {
         grant::FOREVER
@@ -85,9 +88,16 @@ pub fn initial_grant(facts: &Facts) -> u64 {
 }
 
 /// The shared state of a server starting with `found` on disk (`Err`: a file that is not a mark),
-/// at wall-clock `now_ms`. Its grant word is [`initial_grant`]'s, set once, last.
+/// at wall-clock `now_ms`. Its grant word is [`initial_grant`]'s, set once, last. A hand-set
+/// server whose reservation is recorded takes every tick up to the mark it took as used at that
+/// confirmation as used again (its mark file may be below it, if it issued nothing since).
 pub fn start(found: Result<Option<MarkRecord>, String>, facts: &Facts, now_ms: i64) -> Started {
     let started = start_above_mark(found, facts, now_ms);
+    if let Reservation::Confirmed { taken_ms } = facts.reservation {
+        if taken_ms >= 0 {
+            started.shared.use_up_to(facts.layout.tick_of_mark(taken_ms), facts.layout.sequence_bits());
+        }
+    }
     started.shared.hot.grant.store(initial_grant(facts), Relaxed);
     started
 }
@@ -184,7 +194,14 @@ mod tests {
     use crate::mark_file::LayoutRecord;
 
     fn facts<'a>(layout: &'a Layout, accepted: &'a str) -> Facts<'a> {
-        Facts { layout, machine_id: Some(3), leased: false, system_identifier: 1, accepted_layout: accepted }
+        Facts {
+            layout,
+            machine_id: Some(3),
+            leased: false,
+            system_identifier: 1,
+            reservation: Reservation::None,
+            accepted_layout: accepted,
+        }
     }
 
     fn found(layout: &Layout, ms: i64) -> Result<Option<MarkRecord>, String> {
@@ -193,6 +210,7 @@ mod tests {
             machine_id: Some(3),
             layout: Some(LayoutRecord::from(layout)),
             system_identifier: Some(1),
+            leased_from: None,
         }))
     }
 
@@ -243,7 +261,12 @@ mod tests {
     fn a_lease_replayed_from_a_primary_of_another_layout_refuses_until_accepted() {
         let mine = Layout::new(EPOCH_2025, 1, 10, 12).unwrap();
         let theirs = Layout::new(EPOCH_2025, 10, 10, 12).unwrap();
-        let record = LeaseRecord { machine_id: 1, mark_unix_ms: EPOCH_2025 + 9_000, layout: Some((&theirs).into()) };
+        let record = LeaseRecord {
+            machine_id: 1,
+            mark_unix_ms: EPOCH_2025 + 9_000,
+            layout: Some((&theirs).into()),
+            leased: false,
+        };
         let s = start(Ok(None), &facts(&mine, ""), EPOCH_2025);
         let mut file = Files::default();
         replay(&s.shared, &mine, &record, &mut file).unwrap();
@@ -283,7 +306,8 @@ mod tests {
     fn a_replayed_mark_that_cannot_be_made_durable_stops_recovery() {
         let l = Layout::new(EPOCH_2025, 1, 10, 12).unwrap();
         let s = start(Ok(None), &facts(&l, ""), EPOCH_2025);
-        let record = LeaseRecord { machine_id: 1, mark_unix_ms: EPOCH_2025 + 9_000, layout: Some((&l).into()) };
+        let record =
+            LeaseRecord { machine_id: 1, mark_unix_ms: EPOCH_2025 + 9_000, layout: Some((&l).into()), leased: false };
         let mut file = Files { fail: true, ..Files::default() };
         assert!(matches!(replay(&s.shared, &l, &record, &mut file), Err(Error::MarkWrite { .. })));
         // A mark that does not rise writes nothing, and cannot fail.
@@ -300,7 +324,8 @@ mod tests {
         let text = old.describe();
         let s = start(found(&old, EPOCH_2025 + 5_000), &facts(&new, &text), EPOCH_2025 + 6_000);
         assert!(s.refused.is_none());
-        let record = LeaseRecord { machine_id: 3, mark_unix_ms: EPOCH_2025 + 6_000, layout: Some((&old).into()) };
+        let record =
+            LeaseRecord { machine_id: 3, mark_unix_ms: EPOCH_2025 + 6_000, layout: Some((&old).into()), leased: false };
         replay(&s.shared, &new, &record, &mut Files::default()).unwrap();
         assert_eq!(s.shared.refused.layout(), None, "the change this start accepted");
         // Another layout than the accepted one still refuses.

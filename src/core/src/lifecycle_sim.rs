@@ -34,9 +34,17 @@
 //! standby holds nothing: its worker starts at its promotion, and claims as a starting server; a
 //! copy of a leased primary claims on its own (its host and data directory, the same system
 //! identifier). In one in eight of the histories of leased servers, the servers set by hand
-//! reserve their machine ids in the id space besides (`Claimer::reserve`, as their worker does at
-//! start when etcd's settings are given beside snowflake.machine_id: a fleet moved to etcd one
-//! server at a time), through the same faults.
+//! reserve their machine ids in the id space besides (`Claimer::hold_reserved`, as their worker
+//! does when etcd's settings are given beside snowflake.machine_id: a fleet moved to etcd one
+//! server at a time), through the same faults: they start holding their id by nobody unless their
+//! data directory's record (`etcd_record`) says they saw that reservation confirmed, and issue
+//! under it only while it is confirmed (issue 56, item 4). In one in four, etcd is saved
+//! (`etcdctl snapshot save`) and restored from the snapshot (issue 56, item 5), the recovery (the
+//! marks raised, the records removed) coming at the next restore step or when the history settles;
+//! meanwhile a server whose data directory never saw etcd past the snapshot neither claims nor
+//! reserves a new id (it cannot tell: the manual's procedure keeps such servers out until the
+//! recovery), and etcd's own promises (its marks, its claims) are not asked of a store that lost
+//! them, only those of the ids.
 //!
 //! Each history focuses on one kind of server (every other pair of seeds, so that each has
 //! histories with the clock-jump guard and without): the steps of the servers set by hand, as with
@@ -65,9 +73,12 @@
 //! running leased primary of the space's layout holds a machine id of its own within two TTLs and
 //! three seconds (an earlier run's claim expires, a back-off ends), and issues ids again; and a
 //! reservation and a claim of one id never both stand in etcd (but a server's claim of the id it
-//! reserved itself), whichever came first or was applied late. The ids of the servers set by hand are no id space's: an
-//! operator gives those, and the world gives a copy a retired server's machine id as an operator
-//! may, so they are held to their lines of history only.
+//! reserved itself), whichever came first or was applied late. The ids of the servers set by hand
+//! are no id space's (an operator gives those, and the world gives a copy a retired server's
+//! machine id as an operator may, so they are held to their lines of history only), but where they
+//! reserve: there each is the space's as a leased server's (no id twice, each holding of a machine
+//! id above the earlier ones), and none is issued while etcd holds a leasing server's claim of its
+//! machine id.
 //!
 //! `cargo test -p pg_snowflake_core lifecycle_sim` runs `SIM_RUNS` histories (default 200) of
 //! `SIM_STEPS` steps (default 1,000) from seed `SIM_SEED` (default 1) on, each then settled. A
@@ -77,23 +88,27 @@
 //! servers found two bugs of the claim protocol, fixed: a back-off stretched by a clock stepped
 //! back, and a claim's mark below the ids of a server whose clock was stepped back behind its last
 //! id; with either fix undone, the search fails at seed 11 and at seed 63; `claim_tests.rs`
-//! replays each.)
+//! replays each. Issue 57's crash-restart, which no longer waits out its own lease, is held to the
+//! same promises: with the mark its run inherited forgotten, the search fails at seed 55.)
 
 use crate::claim::Switches;
 use crate::error::Error;
 use crate::etcd_model::Fault;
+use crate::etcd_record::EtcdRecord;
 use crate::generator::Generator;
 use crate::lease;
 use crate::lease_record::LeaseRecord;
 use crate::lifecycle;
-use crate::lifecycle_sim_etcd::{grant_of, Becomes, Call, Controls, EtcdReached, IdSpace, Lease, TTL_S};
+use crate::lifecycle_sim_etcd::{
+    grant_of, holder, Becomes, Call, Controls, EtcdReached, IdSpace, Lease, PREFIX, TTL_S,
+};
 use crate::lifecycle_sim_lines::Lineage;
 use crate::lifecycle_sim_node::{
     call_bound_us, known_mark, layout, replay_into, Backup, Disk, Fate, Node, Role, SimHost, Stalled, DAY_MS, EPERM,
     EPOCH, LAYOUTS,
 };
 use crate::mark_file::{self, MarkRecord};
-use crate::start_check::Facts;
+use crate::start_check::{Facts, Reservation};
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -274,11 +289,17 @@ pub(crate) enum Step {
     Resume {
         node: usize,
     },
-    /// A server set by hand reserves its machine id in the id space, as its worker does at its
-    /// start when etcd's settings are given beside snowflake.machine_id (a fleet moved to etcd).
+    /// A server set by hand checks its reservation of its machine id in the id space, as its worker
+    /// does from its start on when etcd's settings are given beside snowflake.machine_id (a fleet
+    /// moved to etcd); a history with one is a history where servers set by hand reserve.
     Reserve {
         node: usize,
     },
+    /// etcd's store saved (`etcdctl snapshot save`).
+    EtcdSnapshot,
+    /// etcd restored from the last snapshot (`etcdctl snapshot restore`), every mark recorded since
+    /// lost, with no recovery until the history settles (see `IdSpace::restore`).
+    EtcdRestore,
     /// A leased server cut off from etcd (a partition), or reaching it again.
     CutOff {
         node: usize,
@@ -310,6 +331,10 @@ struct World {
     reached: Reached,
     /// etcd, and what was issued in the id space of the leased servers.
     space: IdSpace,
+    /// Whether the servers set by hand have etcd's settings beside their machine id, and reserve it
+    /// in the id space (the histories with [`Step::Reserve`]): they issue under it only while their
+    /// reservation is confirmed, and their ids are the space's.
+    reserving: bool,
 }
 
 /// What the histories reached, summed over a search: each addition to the simulation must be
@@ -373,7 +398,7 @@ enum Stop {
 }
 
 impl World {
-    fn new(controls: Controls) -> World {
+    fn new(controls: Controls, reserving: bool) -> World {
         // 0 and 1, 3 and 4: a primary and its standby, of one system identifier.
         let system_identifier = [1, 1, 2, 3, 3, 4];
         let node = |i: usize| Node {
@@ -406,6 +431,8 @@ impl World {
             rate_since_us: 0,
             frozen_until_us: 0,
             paused_call: None,
+            reserver: None,
+            hand_holding: None,
             stalled: vec![],
         };
         let now_us = (EPOCH + 400 * DAY_MS) * 1000;
@@ -415,6 +442,7 @@ impl World {
             lineages: vec![Lineage::default(); 4],
             reached: Reached::default(),
             space: IdSpace::new(now_us / 1000, controls),
+            reserving,
         };
         for i in 0..NODES {
             w.start(i);
@@ -442,13 +470,23 @@ impl World {
         let n = &mut self.nodes[i];
         let l = layout(n.layout);
         let found: Result<Option<MarkRecord>, String> = n.disk.file.as_deref().map(mark_file::parse).transpose();
+        // Set by hand and reserving: issued at once only if the record says this server saw its
+        // reservation confirmed (the control: whatever etcd says, as the shell's test builds).
+        let reservation = if self.reserving && n.lease.is_none() && self.space.controls.switches.hand_set_guard {
+            let me = holder(i, n.disk.system_identifier, 0);
+            EtcdRecord::reservation(n.disk.etcd.as_ref(), PREFIX, &me, n.machine_id, &l.describe())
+        } else {
+            Reservation::None
+        };
         let facts = Facts {
             layout: &l,
             machine_id: Some(n.machine_id).filter(|_| n.lease.is_none()),
             leased: n.lease.is_some(),
             system_identifier: n.disk.system_identifier,
+            reservation,
             accepted_layout: &n.accept,
         };
+        (n.reserver, n.hand_holding) = (None, None);
         let recorded = found.as_ref().ok().and_then(|f| f.as_ref()).and_then(|r| r.layout);
         let started = lifecycle::start(found, &facts, now_ms);
         let shared = Box::new(started.shared);
@@ -477,7 +515,7 @@ impl World {
         if let Some(lease) = n.lease.as_mut() {
             lease.server_starts();
             if n.role == Role::Primary {
-                lease.start_worker(&shared, &l, n.disk.system_identifier, &self.space.controls);
+                lease.start_worker(&shared, &l, n.disk.system_identifier, n.disk.etcd.as_ref(), &self.space.controls);
             }
         }
         n.running = Some(shared);
@@ -490,7 +528,9 @@ impl World {
         let Some(shared) = n.running.take() else { return };
         n.backup = None; // a base backup of it fails
         (n.frozen_until_us, n.paused_call) = (0, None);
+        (n.reserver, n.hand_holding) = (None, None);
         n.stalled.clear(); // its backends end with it
+        self.space.stepped(i);
         if let Some(lease) = n.lease.as_mut() {
             // SIGTERM: the claim worker releases the id before the backends end. A crash, or a
             // server lost, leaves the claim to its lease (a postmaster's death: see the step).
@@ -503,7 +543,7 @@ impl World {
             let l = layout(n.layout);
             if let Some(ms) = lifecycle::at_clean_stop(&shared, &l) {
                 let stamped = lifecycle::stamp(&shared, &l);
-                n.disk.file = Some(mark_file::render(ms, n.file_machine_id(), &stamped, n.disk.system_identifier));
+                n.disk.file = Some(mark_file::render(ms, n.writer(&shared), &stamped, n.disk.system_identifier));
             }
             n.checkpoint(); // the shutdown checkpoint
         }
@@ -526,7 +566,7 @@ impl World {
         let pid = n.pid_base + backend as i32;
         let started_us = n.monotonic_us(*now_us);
         let bound_us = call_bound_us(n);
-        let mut host = SimHost::new(now_us, n, pid, l);
+        let mut host = SimHost::new(now_us, n, pid, l, &shared);
         host.reading_us = paused.map(|p| p.0);
         let result = generator.nextval(&shared, &mut host);
         // Issued on a fresh clock reading (the one made before the stop was too late): a call as
@@ -584,6 +624,9 @@ impl World {
             }
             self.reached.refusals += 1;
             self.reached.in_recovery += matches!(result, Err(Error::HotStandby)) as u64;
+            if let Err(Error::MachineIdNotHeld { trouble: crate::claim_status::Trouble::Reserved, .. }) = &result {
+                self.space.reached.hand_set_refused += 1;
+            }
             return Ok(fate);
         };
         self.reached.ids += 1;
@@ -596,6 +639,10 @@ impl World {
         }
         if n.lease.is_some() {
             self.leased_id(i, id, paused)?;
+        } else if self.reserving {
+            // A hand-set server that reserves: its ids are the space's.
+            let (l, holding) = (layout(self.nodes[i].layout), self.hand_holding(i));
+            self.space.hand_issued(i, id, &l, holding, false)?;
         }
         let n = &self.nodes[i];
         self.lineages[n.lineage].issue(i, n.layout, id, n.lease.is_some(), false)?;
@@ -615,9 +662,25 @@ impl World {
                 self.space.reached.ids_after_pause += 1;
                 held
             }
-            None => stepped_back || self.etcd().held_now(machine_id, lease_id),
+            // (etcd restored from a snapshot forgot the claims made since: its holders issue until
+            // their next renewal sees the restore, and no other server claims meanwhile.)
+            None => stepped_back || self.space.restored || self.etcd().held_now(machine_id, lease_id),
         };
         self.space.issued(i, id, &l, lease_id, held, false)
+    }
+
+    /// The holding of its machine id that a hand-set server issues under now (one opened at its
+    /// first id after a confirmation).
+    fn hand_holding(&mut self, i: usize) -> i64 {
+        let n = &mut self.nodes[i];
+        match n.hand_holding {
+            Some(h) => h,
+            None => {
+                let h = self.space.open_holding(i, n.machine_id);
+                n.hand_holding = Some(h);
+                h
+            }
+        }
     }
 
     /// A leased server's claim worker steps (see [`Step::Claim`]).
@@ -629,7 +692,11 @@ impl World {
             return Ok(());
         }
         match (n.lease.as_mut(), n.running.as_deref()) {
-            (Some(lease), Some(shared)) => self.space.step(lease, shared, now_ms, n.offset_ms, late_ms),
+            (Some(lease), Some(shared)) if self.space.may_step(n.disk.etcd.as_ref()) => {
+                let stepped = self.space.step(lease, shared, now_ms, n.offset_ms, late_ms);
+                lease.keep_seen(&mut n.disk.etcd);
+                stepped
+            }
             _ => Ok(()),
         }
     }
@@ -642,7 +709,8 @@ impl World {
         let held = match (&n.lease, grant_of(shared, &layout(n.layout))) {
             (Some(lease), Some((machine_id, _))) => {
                 let lease_id = shared.claim.lease_id.load(Relaxed);
-                n.offset_ms < lease.published_offset_ms || self.etcd().held_now(machine_id, lease_id)
+                let restored = self.space.restored; // (see `leased_id`)
+                n.offset_ms < lease.published_offset_ms || restored || self.etcd().held_now(machine_id, lease_id)
             }
             _ => false,
         };
@@ -683,7 +751,7 @@ impl World {
         let lease_id = shared.claim.lease_id.load(Relaxed);
         let of_grant = grant_of(shared, &l).map(|(machine_id, _)| machine_id);
         let taken = if taken {
-            match g.take(shared, now_tick, grant) {
+            match g.take::<false>(shared, now_tick as u64, grant) {
                 Ok(Some(t)) => Some(t),
                 _ => return,
             }
@@ -693,7 +761,10 @@ impl World {
         // Whether etcd held the claim of the grant it loaded (etcd did not move meanwhile).
         let stepped_back = n.lease.as_ref().map(|lease| n.offset_ms < lease.published_offset_ms);
         let held = match (stepped_back, of_grant) {
-            (Some(stepped_back), Some(machine_id)) => stepped_back || self.etcd().held_now(machine_id, lease_id),
+            // (etcd restored and not recovered forgot claims: see `leased_id`.)
+            (Some(stepped_back), Some(machine_id)) => {
+                stepped_back || self.space.restored || self.etcd().held_now(machine_id, lease_id)
+            }
             _ => false,
         };
         self.reached.stalls += 1;
@@ -719,7 +790,7 @@ impl World {
         let taken = match s.taken {
             Some(t) => Some(t),
             // Refused, or a wait: the call goes on as any other call would.
-            None => g.take(shared, now_tick, s.grant).unwrap_or_default(),
+            None => g.take::<false>(shared, now_tick as u64, s.grant).unwrap_or_default(),
         };
         let Some((id, _)) = taken.and_then(|t| g.confirm(shared, t)) else {
             self.reached.stalls_started_over += 1;
@@ -731,6 +802,9 @@ impl World {
         let delayed = s.taken.is_some();
         if n.lease.is_some() {
             self.space.issued(i, id, &l, s.lease_id, s.held, delayed)?;
+        } else if self.reserving {
+            let holding = self.hand_holding(i);
+            self.space.hand_issued(i, id, &l, holding, delayed)?;
         }
         let n = &self.nodes[i];
         self.lineages[n.lineage].issue(i, n.layout, id, n.lease.is_some(), delayed)
@@ -746,7 +820,7 @@ impl World {
         let Some(shared) = n.running.take() else { return };
         let l = layout(n.layout);
         let pid = n.pid_base + 99;
-        let mut host = SimHost::new(now_us, n, pid, l);
+        let mut host = SimHost::new(now_us, n, pid, l, &shared);
         let _ = lease::renew_if_due(&shared, &l, now_ms, &mut host);
         let fate = host.fate;
         n.running = Some(shared);
@@ -862,12 +936,35 @@ impl World {
             Step::Stall { node, taken } => self.stall(node, taken),
             Step::Resume { node } => self.resume(node)?,
             Step::Reserve { node } => {
-                let n = &self.nodes[node];
-                if n.lease.is_none() && n.running.is_some() && n.role == Role::Primary {
+                let now_ms = self.now_ms(node);
+                self.etcd();
+                let n = &mut self.nodes[node];
+                // (While etcd is restored and not recovered, a server that never saw its
+                // reservation confirmed joins no more than a leasing server that cannot tell: see
+                // `IdSpace::may_step`.)
+                let me = holder(node, n.disk.system_identifier, 0);
+                let joins = EtcdRecord::reservation(
+                    n.disk.etcd.as_ref(),
+                    PREFIX,
+                    &me,
+                    n.machine_id,
+                    &layout(n.layout).describe(),
+                ) == Reservation::Awaiting;
+                let held_off = joins && self.space.restored_from.is_some();
+                if let Some(shared) =
+                    n.running.as_deref().filter(|_| n.lease.is_none() && n.role == Role::Primary && !held_off)
+                {
                     let (id, l, si) = (n.machine_id, layout(n.layout), n.disk.system_identifier);
-                    self.etcd().reserve(node, si, &l, id);
+                    let (reserver, record) = (&mut n.reserver, &mut n.disk.etcd);
+                    if !self.space.hold_reserved(reserver, node, si, &l, id, shared, now_ms, record) {
+                        n.hand_holding = None; // the next confirmation opens a new holding
+                    }
                 }
             }
+            Step::EtcdSnapshot => self.etcd().snapshot(),
+            // Restored once, the recovery comes at the next restore (or when the history settles).
+            Step::EtcdRestore if self.space.restored_from.is_some() => self.recover_from_restore(),
+            Step::EtcdRestore => self.space.restore(),
             Step::CutOff { node, cut } => {
                 if let Some(lease) = self.nodes[node].lease.as_mut() {
                     lease.cut = cut;
@@ -924,7 +1021,8 @@ impl World {
             let word = shared.hot.grant.load(Relaxed);
             let now_tick = l.tick_of_mark(self.now_ms(i));
             let in_effect = crate::state::grant::in_effect(word, l.machine_bits(), now_tick).is_some();
-            if in_effect && !n.frozen(self.now_us) && n.offset_ms >= lease.published_offset_ms {
+            // (etcd restored from a snapshot forgot the claims made since: see `leased_id`.)
+            if in_effect && !n.frozen(self.now_us) && n.offset_ms >= lease.published_offset_ms && !self.space.restored {
                 let lease_id = shared.claim.lease_id.load(Relaxed);
                 if !self.etcd().held_now(id, lease_id) {
                     return Err(format!(
@@ -954,6 +1052,7 @@ impl World {
         }
         self.thaw()?;
         self.etcd().heal();
+        self.recover_from_restore();
         self.check_marks()?;
         let settle_ms = 2 * TTL_S * 1000 + 3_000;
         let end = self.now_us + settle_ms * 1000;
@@ -992,6 +1091,25 @@ impl World {
         self.check_marks()
     }
 
+    /// The manual's recovery from a restore of etcd, if one is to be made: the marks raised, the
+    /// records removed (each worker reads its record again while refused).
+    fn recover_from_restore(&mut self) {
+        // (Those whose worker runs: a standby's holds nothing.)
+        let running = LEASED.filter(|&i| self.nodes[i].lease.as_ref().is_some_and(|l| l.claimer.is_some())).collect();
+        if !self.space.recover_from_restore(&layout(0), running) {
+            return;
+        }
+        for i in LEASED {
+            let n = &mut self.nodes[i];
+            if let Some(r) = n.disk.etcd.as_mut() {
+                r.seen = None;
+            }
+            if let Some(c) = n.lease.as_mut().and_then(|l| l.claimer.as_mut()) {
+                c.seen = None;
+            }
+        }
+    }
+
     /// A leased server's claim worker releases its id (at its clock now), if it runs.
     fn release(&mut self, i: usize) {
         let now_ms = self.now_ms(i);
@@ -1011,7 +1129,7 @@ impl World {
         let l = layout(n.layout);
         if let (Some(lease), Some(shared)) = (n.lease.as_mut(), n.running.as_deref()) {
             if lease.claimer.is_some() {
-                lease.start_worker(shared, &l, n.disk.system_identifier, &self.space.controls);
+                lease.start_worker(shared, &l, n.disk.system_identifier, n.disk.etcd.as_ref(), &self.space.controls);
             }
         }
     }
@@ -1049,7 +1167,7 @@ impl World {
         let l = layout(n.layout);
         if let (Some(lease), Some(shared)) = (n.lease.as_mut(), n.running.as_deref()) {
             lease.becomes = Some(Becomes::Promoted);
-            lease.start_worker(shared, &l, n.disk.system_identifier, &self.space.controls);
+            lease.start_worker(shared, &l, n.disk.system_identifier, n.disk.etcd.as_ref(), &self.space.controls);
         }
         let line = self.nodes[of].lineage;
         if lag.is_none() {
@@ -1159,6 +1277,7 @@ impl World {
                 wal: n.disk.wal.clone(),
                 redo_from: redo,
                 system_identifier: n.disk.system_identifier,
+                etcd: n.disk.etcd.clone(),
             };
             let line = n.lineage;
             let line = Lineage::fork(&self.lineages, line);
@@ -1203,13 +1322,16 @@ const FAULTS: [(Call, Fault); 16] = [
 /// that a server's own sequences of steps (a failed write, a promotion, a restart) come about as
 /// often as with three servers, and the steps of the leased servers' claims and of etcd are rarer
 /// when they are not.
-fn random_step(rng: &mut Rng, leased_in_focus: bool, reserving: bool) -> Step {
+fn random_step(rng: &mut Rng, leased_in_focus: bool, reserving: bool, restoring: bool) -> Step {
     let third = rng.below(3) as usize;
     let node = if leased_in_focus && rng.below(7) != 0 { LEASED.start + third } else { third };
     let leased = LEASED.start + third;
     let mut kind = rng.below(178);
     if reserving && kind >= 110 && rng.below(8) == 0 {
         return Step::Reserve { node: third };
+    }
+    if restoring && kind >= 110 && rng.below(16) == 0 {
+        return if rng.below(3) == 0 { Step::EtcdSnapshot } else { Step::EtcdRestore };
     }
     if kind >= 110 && !leased_in_focus {
         kind = rng.below(110);
@@ -1288,7 +1410,7 @@ pub(crate) fn history(seed: u64, steps: usize) -> Vec<Step> {
             k if k < 3 * NODES && seed % 2 == 1 => {
                 Step::SetMaxClockJump { node: k - 2 * NODES, ms: [1_000, 3_000, 10_000][rng.below(3) as usize] }
             }
-            _ => random_step(&mut rng, leased_in_focus(seed), reserving(seed)),
+            _ => random_step(&mut rng, leased_in_focus(seed), reserving(seed), restoring(seed)),
         })
         .collect()
 }
@@ -1301,10 +1423,17 @@ fn leased_in_focus(seed: u64) -> bool {
 
 /// Whether the servers set by hand reserve their ids in the id space in the history of `seed`
 /// (see [`Step::Reserve`]): one in eight of the histories of leased servers (seeds 14, 30, 46,
-/// ...). The others are as they were before reservations came, so each earlier negative control is
-/// found in the history it was (seeds 2, 7, 10, 54, 70, 151).
+/// ...). The others are as they were before reservations came.
 fn reserving(seed: u64) -> bool {
     leased_in_focus(seed) && seed % 16 == 14
+}
+
+/// Whether etcd is saved and restored from a snapshot in the history of `seed` (see
+/// [`Step::EtcdRestore`]): one in four of the histories of leased servers (seeds 3, 11, 19, ...),
+/// so that the others stay as they were (each negative control of before is still found within
+/// its search, some now earlier, in a history with restores).
+fn restoring(seed: u64) -> bool {
+    seed % 8 == 3
 }
 
 /// Runs a history, then lets it settle (see [`World::settle`]): `Err((step index, what broke))` at
@@ -1316,7 +1445,7 @@ pub(crate) fn run(steps: &[Step], controls: Controls) -> Result<Reached, (usize,
 /// [`run`], and lets the history settle if `settle` (a history shrunk for a promise broken within
 /// its steps need not).
 fn run_and(steps: &[Step], controls: Controls, settle: bool) -> Result<Reached, (usize, String)> {
-    let mut world = World::new(controls);
+    let mut world = World::new(controls, steps.iter().any(|s| matches!(s, Step::Reserve { .. })));
     for (at, step) in steps.iter().enumerate() {
         world.step(*step).map_err(|e| (at, e))?;
     }
@@ -1504,7 +1633,7 @@ fn lifecycle_sim_finds_each_mechanism_switched_off() {
 
 /// The negative controls of the leased servers: each switch of the claim protocol off (the
 /// deadline, its margin, the recorded mark, the mark's revision guard, the space's layout, the
-/// reservations of hand-set ids), and a
+/// reservations of hand-set ids, the hand-set servers' guard, the check of etcd's revision), and a
 /// gateway that misreads etcd's error answers to reads as empty answers (0.2.0's, with etcd 3.6);
 /// the simulation must break a promise within the 100 histories of leased servers a CI run does.
 #[test]
@@ -1517,6 +1646,9 @@ fn lifecycle_sim_finds_each_claim_mechanism_switched_off() {
         ("the mark's revision", Controls { switches: Switches { mark_revision: false, ..on }, ..Controls::ALL_ON }),
         ("the space's layout", Controls { switches: Switches { space_layout: false, ..on }, ..Controls::ALL_ON }),
         ("the reservations", Controls { switches: Switches { reservations: false, ..on }, ..Controls::ALL_ON }),
+        ("the inherited mark", Controls { switches: Switches { inherited_mark: false, ..on }, ..Controls::ALL_ON }),
+        ("the hand-set guard", Controls { switches: Switches { hand_set_guard: false, ..on }, ..Controls::ALL_ON }),
+        ("the revision check", Controls { switches: Switches { revision_check: false, ..on }, ..Controls::ALL_ON }),
         ("errors read as errors", Controls { misread_errors: true, ..Controls::ALL_ON }),
         ("the grant checked at the tick issued", Controls { stale_grant: true, ..Controls::ALL_ON }),
     ] {
@@ -1579,4 +1711,31 @@ fn an_error_answer_read_as_no_mark_breaks_a_promise() {
     let (at, what) = misread.expect_err("misread as no mark, the new holder goes below");
     assert_eq!(at, 6, "{what}");
     assert!(what.contains("can issue again up to"), "{what}");
+}
+
+/// The negative control of the revision check (issue 56, item 5), as a short history: leased
+/// server 3 claims machine id 0 after a snapshot of etcd, issues and stops cleanly (its final mark
+/// in etcd); etcd is restored from the snapshot, which has neither its claim nor its mark. Server
+/// 5, which saw etcd after the snapshot and whose clock is 5 s behind, refuses to claim in it; with
+/// the check off, it claims 0 again and can issue below server 3's ids. (The search finds it too.)
+#[test]
+fn an_etcd_restored_from_a_snapshot_breaks_a_promise_unless_refused() {
+    let history = [
+        Step::SetClock { node: 5, ms: -5_000 },
+        Step::EtcdSnapshot,
+        Step::Claim { node: 3, late_ms: 0 },
+        Step::Claim { node: 5, late_ms: 0 },
+        Step::Issue { node: 3, backend: 0, count: 20 },
+        Step::CleanStop { node: 3 },
+        Step::Pause { ms: 6_000 },
+        Step::EtcdRestore,
+        Step::Claim { node: 5, late_ms: 0 },
+        Step::Claim { node: 5, late_ms: 0 },
+        Step::Issue { node: 5, backend: 0, count: 20 },
+    ];
+    let reached = run(&history, Controls::ALL_ON).unwrap_or_else(|(at, what)| panic!("step {at}: {what}"));
+    assert!(reached.etcd.restores == 1 && reached.etcd.restores_refused >= 1, "{:?}", reached.etcd);
+    let off = Controls { switches: Switches { revision_check: false, ..Switches::ALL_ON }, ..Controls::ALL_ON };
+    let (at, what) = run(&history, off).expect_err("the check off: a new holder goes below");
+    assert!(what.contains("can issue again up to"), "step {at}: {what}");
 }

@@ -31,12 +31,20 @@
 //! those (the world gives a copy a retired server's machine id, as an operator may), and the world
 //! holds them to their lines of history only. Checking them against the space's ids would find
 //! equal ids that no deployment makes: an id space and machine ids set by hand serve different
-//! tables.
+//! tables. But where they reserve their ids in the space (a fleet moved to etcd): there their ids
+//! are the space's, each confirmation of a reservation a holding of its machine id as a claim is,
+//! and none is issued while etcd holds a leasing server's claim of it (issue 56, item 4).
+//!
+//! etcd restored from a snapshot (issue 56, item 5) loses the claims and marks written since: until
+//! the recovery, the promises of etcd's keys are not asked (they are what a restore breaks), those
+//! of the ids are, and servers that saw etcd past the snapshot must refuse it.
 
 use crate::claim::{
-    ClaimError, Claimer, Etcd, Guard, Holder, Kv, MarkRecord, Put, Space, SpaceLayout, Step, Switches, Txn,
+    ClaimError, Claimer, Etcd, Guard, Holder, Kv, MarkRecord, Put, Seen, Space, SpaceLayout, Step, Switches, Txn,
 };
-use crate::etcd_model::{EtcdModel, Fault};
+use crate::claim_status::Trouble;
+use crate::etcd_model::{EtcdModel, Fault, Snapshot};
+use crate::etcd_record::{EtcdRecord, ReservedRecord};
 use crate::layout::Layout;
 use crate::state::{grant, SharedState};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -138,17 +146,39 @@ impl Lease {
     }
 
     /// The worker starts (at the end of recovery, or again after it ended): its claimer takes
-    /// over what shared memory holds, as the shell's does.
-    pub(crate) fn start_worker(&mut self, shared: &SharedState, layout: &Layout, system_identifier: u64, c: &Controls) {
+    /// over what shared memory holds, and what the data directory's record says it saw of etcd,
+    /// as the shell's does.
+    pub(crate) fn start_worker(
+        &mut self,
+        shared: &SharedState,
+        layout: &Layout,
+        system_identifier: u64,
+        record: Option<&EtcdRecord>,
+        c: &Controls,
+    ) {
         let mut claimer = Claimer::new(space(layout), self.holder(system_identifier), *layout, c.switches);
         claimer.resume(shared);
+        claimer.seen = record.filter(|r| r.prefix == PREFIX).and_then(EtcdRecord::seen);
         self.claimer = Some(claimer);
+    }
+
+    /// What the worker saw of etcd, written to the data directory's record as the shell does
+    /// after each step (when it changed).
+    pub(crate) fn keep_seen(&self, record: &mut Option<EtcdRecord>) {
+        let Some(seen) = self.claimer.as_ref().and_then(|c| c.seen) else { return };
+        let r = record.get_or_insert_with(|| EtcdRecord::new(PREFIX));
+        if r.prefix != PREFIX {
+            *r = EtcdRecord::new(PREFIX);
+        }
+        if r.seen() != Some(seen) {
+            r.set_seen(seen);
+        }
     }
 }
 
 /// Server `node` with the system identifier of the data directory it runs, in its postmaster's
 /// run `run`.
-fn holder(node: usize, system_identifier: u64, run: u32) -> Holder {
+pub(crate) fn holder(node: usize, system_identifier: u64, run: u32) -> Holder {
     Holder {
         system_identifier: format!("74{system_identifier:017}"),
         host: format!("db{node}"),
@@ -177,6 +207,8 @@ struct Calls<'a> {
     etcd: &'a mut EtcdModel,
     cut: bool,
     armed: &'a mut Armed,
+    /// The header of the last answer to a range or a transaction.
+    seen: Option<Seen>,
 }
 
 impl Calls<'_> {
@@ -189,7 +221,9 @@ impl Calls<'_> {
                 *armed = None;
             }
         }
-        let result = call(&mut self.etcd.client(self.cut));
+        let mut client = self.etcd.client(self.cut);
+        let result = call(&mut client);
+        self.seen = client.seen().or(self.seen);
         // A call that never reached etcd (cut off, etcd down) met no fault: none is left over.
         self.etcd.fault = None;
         result
@@ -209,8 +243,11 @@ impl Etcd for Calls<'_> {
     fn range(&mut self, prefix: &str) -> Result<Vec<Kv>, String> {
         self.call(Call::Range, |e| e.range(prefix))
     }
-    fn txn(&mut self, guards: &[Guard], puts: &[Put]) -> Result<Txn, String> {
-        self.call(Call::Txn, |e| e.txn(guards, puts))
+    fn txn_and_delete(&mut self, guards: &[Guard], puts: &[Put], deletes: &[String]) -> Result<Txn, String> {
+        self.call(Call::Txn, |e| e.txn_and_delete(guards, puts, deletes))
+    }
+    fn seen(&self) -> Option<Seen> {
+        self.seen
     }
 }
 
@@ -237,6 +274,9 @@ pub(crate) struct EtcdReached {
     /// earlier run's claim was waited out.
     pub(crate) crash_takeovers: u64,
     pub(crate) own_earlier_waited: u64,
+    /// Claims of an id whose mark the same run recorded (a crash-restart, a lost lease, a worker
+    /// restarted): only the mark the run inherited taken as used (issue 57).
+    pub(crate) own_run_marks: u64,
     /// Requests applied after their client gave up, answers lost, error answers, leader changes,
     /// auth tokens renewed.
     pub(crate) held_applied: u64,
@@ -253,6 +293,15 @@ pub(crate) struct EtcdReached {
     /// leasing server, or etcd unreachable).
     pub(crate) reservations: u64,
     pub(crate) reservations_refused: u64,
+    /// Ids of hand-set servers that reserve, and calls they refused while a leasing server held
+    /// their id or another server reserved it; hand-set servers that issued after such a
+    /// conflict was resolved.
+    pub(crate) hand_set_ids: u64,
+    pub(crate) hand_set_refused: u64,
+    pub(crate) conflicts_resolved: u64,
+    /// Restores of etcd from a snapshot, and claims or renewals refused for one.
+    pub(crate) restores: u64,
+    pub(crate) restores_refused: u64,
 }
 
 impl EtcdReached {
@@ -265,6 +314,7 @@ impl EtcdReached {
             (&mut self.leases_lost, o.leases_lost),
             (&mut self.crash_takeovers, o.crash_takeovers),
             (&mut self.own_earlier_waited, o.own_earlier_waited),
+            (&mut self.own_run_marks, o.own_run_marks),
             (&mut self.held_applied, o.held_applied),
             (&mut self.answers_lost, o.answers_lost),
             (&mut self.error_answers, o.error_answers),
@@ -275,6 +325,11 @@ impl EtcdReached {
             (&mut self.held_after_settling, o.held_after_settling),
             (&mut self.reservations, o.reservations),
             (&mut self.reservations_refused, o.reservations_refused),
+            (&mut self.hand_set_ids, o.hand_set_ids),
+            (&mut self.hand_set_refused, o.hand_set_refused),
+            (&mut self.conflicts_resolved, o.conflicts_resolved),
+            (&mut self.restores, o.restores),
+            (&mut self.restores_refused, o.restores_refused),
         ];
         for (mine, theirs) in pairs {
             *mine += theirs;
@@ -292,6 +347,7 @@ impl EtcdReached {
             (r.leases_lost, "leases lost"),
             (r.crash_takeovers, "claims taken back after a crash-restart"),
             (r.own_earlier_waited, "earlier runs' claims waited out"),
+            (r.own_run_marks, "claims of an id whose mark the same run recorded"),
             (r.held_applied, "requests applied late"),
             (r.answers_lost, "answers lost"),
             (r.error_answers, "error answers"),
@@ -302,6 +358,11 @@ impl EtcdReached {
             (r.held_after_settling, "leased primaries holding an id after settling"),
             (r.reservations, "hand-set ids reserved"),
             (r.reservations_refused, "reservations refused"),
+            (r.hand_set_ids, "ids of hand-set servers that reserve"),
+            (r.hand_set_refused, "calls of hand-set servers refused for a conflict"),
+            (r.conflicts_resolved, "hand-set servers issuing after a conflict was resolved"),
+            (r.restores, "restores of etcd from a snapshot"),
+            (r.restores_refused, "claims and renewals refused for a restore"),
         ] {
             if reached == 0 {
                 return Err(what);
@@ -326,6 +387,17 @@ pub(crate) struct IdSpace {
     layout: Option<Layout>,
     /// The marks recorded, as last read: machine id -> (revision, mark).
     marks: BTreeMap<i64, (i64, i64)>,
+    /// The last snapshot of etcd taken (`etcdctl snapshot save`), and whether etcd was restored
+    /// from one and the recovery (the marks raised, the records removed) is still to come.
+    snapshot: Option<Snapshot>,
+    pub(crate) restored: bool,
+    /// The revision of the snapshot etcd was restored from, until the recovery; after it, the
+    /// leased servers that have not stepped since (their grants may still name claims the restore
+    /// forgot): `restored` until none is left.
+    pub(crate) restored_from: Option<i64>,
+    pub(crate) unstepped: BTreeSet<usize>,
+    /// Holdings of hand-set servers opened so far (their pseudo-lease: minus this count).
+    hand_holdings: i64,
     pub(crate) reached: EtcdReached,
 }
 
@@ -342,6 +414,11 @@ impl IdSpace {
             highest_ms: BTreeMap::new(),
             layout: None,
             marks: BTreeMap::new(),
+            snapshot: None,
+            restored: false,
+            restored_from: None,
+            unstepped: BTreeSet::new(),
+            hand_holdings: 0,
             reached: EtcdReached::default(),
         }
     }
@@ -387,13 +464,17 @@ impl IdSpace {
         let Some(claimer) = lease.claimer.as_mut() else { return Ok(()) };
         self.etcd.late_ms = late_ms;
         let layout = claimer.layout;
-        let mut calls = Calls { etcd: &mut self.etcd, cut: lease.cut, armed: &mut self.armed };
+        let mut calls = Calls { etcd: &mut self.etcd, cut: lease.cut, armed: &mut self.armed, seen: None };
         let result = claimer.step(&mut calls, shared, now_ms);
+        if !matches!(result, Ok(Step::Idle)) {
+            self.stepped(lease.node);
+        }
         let r = &mut self.reached;
         match result {
             Ok(Step::Claimed(held, notes)) => {
                 r.claims += 1;
                 r.crash_takeovers += notes.iter().any(|n| n.contains("before its crash-restart")) as u64;
+                r.own_run_marks += notes.iter().any(|n| n.contains("is this run's own")) as u64;
                 r.own_earlier_waited += std::mem::take(&mut lease.waited_own) as u64;
                 match lease.becomes.take() {
                     Some(Becomes::Promoted) => r.leased_promotions += 1,
@@ -434,26 +515,181 @@ impl IdSpace {
             Ok(Step::Idle) => {}
             Err(ClaimError::OwnEarlierClaim { .. }) => lease.waited_own = true,
             Err(ClaimError::Lost { .. }) => r.leases_lost += 1,
+            Err(ClaimError::Restored { .. }) => r.restores_refused += 1,
             Err(_) => {}
         }
         Ok(())
     }
 
-    /// Hand-set server `node` (`system_identifier`: its data directory's) reserves its machine id
-    /// in the space, as its worker does at the server's start (the real `Claimer::reserve`),
-    /// through whatever reaches etcd.
-    pub(crate) fn reserve(&mut self, node: usize, system_identifier: u64, layout: &Layout, machine_id: i64) {
+    /// Hand-set server `node` (`system_identifier`: its data directory's) checks its reservation
+    /// of its machine id in the space, as its worker does (the real `Claimer::hold_reserved`, the
+    /// worker's claimer of this run), through whatever reaches etcd: its grant word held for ever
+    /// once confirmed, by nobody while a leasing server holds the id or another server reserved
+    /// it; a confirmation remembered in the data directory's record. Whether ids are issued now.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn hold_reserved(
+        &mut self,
+        reserver: &mut Option<Claimer>,
+        node: usize,
+        system_identifier: u64,
+        layout: &Layout,
+        machine_id: i64,
+        shared: &SharedState,
+        now_ms: i64,
+        record: &mut Option<EtcdRecord>,
+    ) -> bool {
         let me = holder(node, system_identifier, 0);
-        let mut claimer = Claimer::new(space(layout), me, *layout, self.controls.switches);
-        let mut calls = Calls { etcd: &mut self.etcd, cut: false, armed: &mut self.armed };
-        match claimer.reserve(&mut calls, machine_id) {
-            Ok(_) => self.reached.reservations += 1,
-            Err(_) => self.reached.reservations_refused += 1,
+        let claimer =
+            reserver.get_or_insert_with(|| Claimer::new(space(layout), me.clone(), *layout, self.controls.switches));
+        let refused_before =
+            shared.hot.grant.load(Relaxed) == grant::NOBODY && shared.claim.trouble() == Trouble::Reserved;
+        let mut calls = Calls { etcd: &mut self.etcd, cut: false, armed: &mut self.armed, seen: None };
+        let remember = |id, taken: Option<i64>| {
+            let r = record.get_or_insert_with(|| EtcdRecord::new(PREFIX));
+            if r.prefix != PREFIX {
+                *r = EtcdRecord::new(PREFIX);
+            }
+            r.reserved = Some(ReservedRecord {
+                machine_id: id,
+                by: me,
+                layout: layout.describe(),
+                taken_ms: taken.unwrap_or(-1),
+            });
+        };
+        match claimer.hold_reserved(&mut calls, shared, machine_id, now_ms, remember) {
+            Ok(_) => {
+                self.reached.reservations += 1;
+                self.reached.conflicts_resolved += refused_before as u64;
+            }
+            Err(e) => {
+                self.reached.reservations_refused += 1;
+                // Refused: the record no longer lets a start issue at once (as the shell's worker).
+                if matches!(e.trouble(), Trouble::Reserved | Trouble::SpaceLayout) {
+                    if let Some(r) = record.as_mut() {
+                        r.reserved = None;
+                    }
+                }
+            }
+        }
+        shared.hot.grant.load(Relaxed) != grant::NOBODY
+    }
+
+    /// An id issued by hand-set server `node` that reserves its machine id, under its holding
+    /// `holding` (see [`IdSpace::open_holding`]): in the space as a leased server's, no id twice,
+    /// above the ids of earlier holdings of its machine id, below those of later ones; and never
+    /// while etcd holds a claim of its machine id by a leasing server.
+    pub(crate) fn hand_issued(
+        &mut self,
+        node: usize,
+        id: i64,
+        layout: &Layout,
+        holding: i64,
+        delayed: bool,
+    ) -> Result<(), String> {
+        let m = layout.decode(id).expect("an id of the layout").machine_id;
+        self.reached.hand_set_ids += 1;
+        if let Some(claim) = self.etcd.value(&format!("{PREFIX}/claim/{m}")) {
+            let by: Holder = serde_json::from_str(claim).expect("a claim the protocol wrote");
+            return Err(format!(
+                "hand-set server {node} issued {id} under machine id {m} while etcd holds a claim of it by leasing server {}",
+                by.host
+            ));
+        }
+        self.issued(node, id, layout, holding, true, delayed)
+    }
+
+    /// A new holding of `machine_id` by hand-set server `node`: its pseudo-lease.
+    pub(crate) fn open_holding(&mut self, node: usize, machine_id: i64) -> i64 {
+        self.hand_holdings += 1;
+        let holding = -self.hand_holdings;
+        self.holdings.entry(machine_id).or_default().push(Holding {
+            lease: holding,
+            node,
+            low: i64::MAX,
+            high: i64::MIN,
+        });
+        holding
+    }
+
+    /// `etcdctl snapshot save`.
+    pub(crate) fn snapshot(&mut self) {
+        self.snapshot = Some(self.etcd.snapshot());
+    }
+
+    /// etcd restored from the last snapshot (an operator's `etcdctl snapshot restore`), without the
+    /// recovery until the history settles.
+    pub(crate) fn restore(&mut self) {
+        let Some(snapshot) = self.snapshot.as_ref().filter(|_| self.restored_from.is_none()) else { return };
+        self.etcd.restore(snapshot);
+        (self.restored, self.restored_from) = (true, Some(snapshot.revision()));
+        // (A restored etcd gives its revisions again, to other values: nothing read is kept.)
+        self.marks.clear();
+        self.reached.restores += 1;
+    }
+
+    /// A leased server's worker claimed or renewed (or tried to), or the server stopped: after a
+    /// recovery from a restore, once every one has, etcd's promises hold again.
+    pub(crate) fn stepped(&mut self, node: usize) {
+        if self.unstepped.remove(&node) && self.unstepped.is_empty() && self.restored_from.is_none() {
+            self.restored = false;
         }
     }
 
-    /// A reservation and a claim of one id never both stand in etcd (but a server's claim of the
-    /// id it reserved while set by hand): whichever came first, the other was refused.
+    /// Whether a leased server whose data directory's record is `record` may step while etcd is
+    /// restored and not recovered: only if it saw a revision above the snapshot's, so that it can
+    /// tell. One that did not (down since before the snapshot, a data directory that never leased)
+    /// cannot, and the manual's procedure keeps such servers from claiming until the marks are
+    /// raised: the world holds their workers off until then.
+    pub(crate) fn may_step(&self, record: Option<&EtcdRecord>) -> bool {
+        let seen = record.filter(|r| r.prefix == PREFIX).and_then(EtcdRecord::seen).map_or(-1, |s| s.revision);
+        self.restored_from.is_none_or(|from| seen > from)
+    }
+
+    /// The recovery from a restore, as the manual gives it: every mark of the space raised above
+    /// every id issued under its machine id (the ids issued since the snapshot among them: what the
+    /// world knows, what an operator's "a minute ahead of every clock" covers), a mark written for
+    /// every machine id that has none; then the records removed, which each leasing worker reads
+    /// again while it is refused (`Claimer::seen`, set to none). `running`: the leased servers
+    /// running now, whose next step ends the restore for them.
+    pub(crate) fn recover_from_restore(&mut self, layout: &Layout, running: BTreeSet<usize>) -> bool {
+        // (etcdctl needs etcd up.)
+        if self.etcd.down || self.restored_from.take().is_none() {
+            return false;
+        }
+        self.unstepped = running;
+        self.restored = !self.unstepped.is_empty();
+        let by = holder(99, 0, 0);
+        let ahead = self.highest_ms.values().copied().max().unwrap_or(0).max(self.etcd.now_ms) + 60_000;
+        // (Every id of the space in the manual's commands; here those ever claimed or issued under,
+        // and those with a mark: the others were never used, and the range of every claim reads
+        // every mark.)
+        let prefix = format!("{PREFIX}/mark/");
+        let marked: BTreeSet<i64> =
+            self.etcd.entries(&prefix).filter_map(|(k, _)| k[prefix.len()..].parse().ok()).collect();
+        let used: BTreeSet<i64> =
+            self.holdings.keys().copied().chain(marked).filter(|m| (0..space(layout).size).contains(m)).collect();
+        for m in used {
+            let key = format!("{PREFIX}/mark/{m}");
+            let raised = match self.etcd.value(&key).map(|v| serde_json::from_str::<MarkRecord>(v).expect("a mark")) {
+                Some(mark) if mark.mark_ms >= ahead => continue,
+                Some(mark) => MarkRecord { mark_ms: ahead, holder: by.clone(), ..mark },
+                None => MarkRecord {
+                    mark_ms: ahead,
+                    layout: layout.describe(),
+                    holder: by.clone(),
+                    inherited_ms: None,
+                    inherited_from: String::new(),
+                },
+            };
+            let put = Put { key, value: serde_json::to_string(&raised).expect("a mark"), lease: 0 };
+            self.etcd.client(false).txn(&[], &[put]).expect("etcd is up");
+        }
+        self.marks.clear();
+        true
+    }
+
+    /// A reservation and a claim of one id never both stand in etcd: whichever came first, the
+    /// other was refused (and a server moved to etcd removes its own reservation with its claim).
     /// (As the keys stand after the last call: each call expires the leases due before it acts.)
     pub(crate) fn check_reservations(&self) -> Result<(), String> {
         let reserved = format!("{PREFIX}/reserved/");
@@ -464,12 +700,16 @@ impl IdSpace {
                 serde_json::from_str(value).expect("a reservation the protocol wrote"),
                 serde_json::from_str(claim).expect("a claim the protocol wrote"),
             );
-            if !holder.same_server(&by) {
-                return Err(format!(
-                    "machine id {id} is reserved by {} (set by hand) and claimed by {}: both can issue under it",
-                    by.host, holder.host
-                ));
-            }
+            return Err(format!(
+                "machine id {id} is reserved by {} (set by hand) and claimed by {}: {}",
+                by.host,
+                holder.host,
+                if holder.same_server(&by) {
+                    "its claim left its reservation standing"
+                } else {
+                    "both can issue under it"
+                }
+            ));
         }
         Ok(())
     }
@@ -478,7 +718,7 @@ impl IdSpace {
     /// server's clock `now_ms`, through whatever reaches etcd; the lease expires by itself if not.
     pub(crate) fn release(&mut self, lease: &mut Lease, shared: &SharedState, now_ms: i64) {
         let Some(claimer) = lease.claimer.as_mut() else { return };
-        let mut calls = Calls { etcd: &mut self.etcd, cut: lease.cut, armed: &mut self.armed };
+        let mut calls = Calls { etcd: &mut self.etcd, cut: lease.cut, armed: &mut self.armed, seen: None };
         let _ = claimer.release(&mut calls, shared, || now_ms);
     }
 
@@ -517,7 +757,7 @@ impl IdSpace {
     ) -> Result<(), String> {
         let parts = layout.decode(id).expect("an id of the layout");
         let m = parts.machine_id;
-        self.reached.leased_ids += 1;
+        self.reached.leased_ids += (lease >= 0) as u64;
         let holdings = self.holdings.entry(m).or_default();
         let Some(k) = holdings.iter().position(|h| h.lease == lease && h.node == node) else {
             return Err(format!(
@@ -560,14 +800,23 @@ impl IdSpace {
         }
         let h = &mut holdings[k];
         (h.low, h.high) = (h.low.min(id), h.high.max(id));
-        let highest = self.highest_ms.entry(m).or_insert(i64::MIN);
-        *highest = (*highest).max(parts.unix_ms);
+        // (A hand-set server records no mark in etcd: its own mark file covers its ids.)
+        if lease >= 0 {
+            let highest = self.highest_ms.entry(m).or_insert(i64::MIN);
+            *highest = (*highest).max(parts.unix_ms);
+        }
         Ok(())
     }
 
     /// The marks recorded in etcd, against `grants`: (server, machine id, deadline) of every grant
     /// published on a running server.
     pub(crate) fn check_marks(&mut self, grants: &[(usize, i64, i64)]) -> Result<(), String> {
+        // Restored from a snapshot: its marks are lowered, by what a restore is, until the
+        // recovery; what holds meanwhile is that no id is issued twice nor below an earlier one
+        // of its machine id (`issued`).
+        if self.restored {
+            return Ok(());
+        }
         let ids: BTreeSet<i64> = self.highest_ms.keys().copied().chain(grants.iter().map(|g| g.1)).collect();
         for m in ids {
             let key = format!("{PREFIX}/mark/{m}");

@@ -5,7 +5,9 @@
 //! all of that, with the points of a mark write at which a crash, a backend's death or a base
 //! backup can come). The world (`lifecycle_sim`) decides what happens to it.
 
+use crate::claim::Claimer;
 use crate::error::Error;
+use crate::etcd_record::EtcdRecord;
 use crate::host::{Clock, Events, Limits, MarkStore, Processes, Recovery, Settings, Waiter};
 use crate::layout::Layout;
 use crate::lease::MAX_LEASE_MS;
@@ -43,6 +45,9 @@ pub(crate) struct Disk {
     /// Where crash recovery replays from: the WAL after the last checkpoint.
     pub(crate) redo_from: usize,
     pub(crate) system_identifier: u64,
+    /// `pg_snowflake.etcd`: what the server saw of the id space (a leasing server's revision, a
+    /// hand-set server's confirmed reservation), copied with the data directory.
+    pub(crate) etcd: Option<EtcdRecord>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -111,6 +116,11 @@ pub(crate) struct Node {
     pub(crate) dead: Vec<i32>,
     /// A leased server's side of the claim protocol; `None`: its machine id is set by hand.
     pub(crate) lease: Option<Lease>,
+    /// A hand-set server's reservation worker in this run (in the histories where hand-set
+    /// servers reserve their ids), and its current holding of its id in the space (opened at its
+    /// first id after a confirmation, or after a start that its record let issue at once).
+    pub(crate) reserver: Option<Claimer>,
+    pub(crate) hand_holding: Option<i64>,
     /// The clock's rate (thousandths off real time), and the drift it made before the rate last
     /// changed and since when it runs at this rate (real time, us).
     pub(crate) rate_permille: i64,
@@ -157,12 +167,15 @@ impl Node {
         real_us < self.frozen_until_us
     }
 
-    /// The machine id the mark file and the lease records name: -1 when leased (as the shell says).
-    pub(crate) fn file_machine_id(&self) -> i64 {
-        if self.lease.is_some() {
-            -1
-        } else {
-            self.machine_id
+    /// Who the mark file and the lease records name, as the shell says it: the machine id set by
+    /// hand, or, leased, the id `shared` says it held last and the id space.
+    pub(crate) fn writer(&self, shared: &SharedState) -> mark_file::Writer<'static> {
+        match self.lease {
+            Some(_) => mark_file::Writer {
+                machine_id: shared.claim.last_held.load(Relaxed),
+                leased_from: Some(crate::lifecycle_sim_etcd::PREFIX),
+            },
+            None => mark_file::Writer { machine_id: self.machine_id, leased_from: None },
         }
     }
 
@@ -204,6 +217,8 @@ pub(crate) struct SimHost<'a> {
     pub(crate) reading_us: Option<i64>,
     pub(crate) fresh_reads: u32,
     pub(crate) issued_on_reading: bool,
+    /// Who its marks name (see [`Node::writer`]).
+    pub(crate) writer: mark_file::Writer<'static>,
 }
 
 impl Clock for SimHost<'_> {
@@ -232,9 +247,18 @@ impl Waiter for SimHost<'_> {
 }
 
 impl SimHost<'_> {
-    pub(crate) fn new<'a>(now_us: &'a mut i64, node: &'a mut Node, pid: i32, layout: Layout) -> SimHost<'a> {
+    /// `shared`: the server's (its machine id held last names the writer of its marks).
+    pub(crate) fn new<'a>(
+        now_us: &'a mut i64,
+        node: &'a mut Node,
+        pid: i32,
+        layout: Layout,
+        shared: &SharedState,
+    ) -> SimHost<'a> {
+        let writer = node.writer(shared);
         SimHost {
             now_us,
+            writer,
             node,
             pid,
             layout,
@@ -310,7 +334,8 @@ impl MarkStore for SimHost<'_> {
 impl MarkIo for SimHost<'_> {
     fn identity(&mut self) -> Result<Identity, Error> {
         Ok(Identity {
-            machine_id: self.node.file_machine_id(),
+            machine_id: self.writer.machine_id,
+            leased_from: self.writer.leased_from,
             layout: self.layout,
             system_identifier: self.node.disk.system_identifier,
         })
@@ -431,7 +456,7 @@ pub(crate) fn call_bound_us(node: &Node) -> i64 {
 
 /// The data directory's mark file as redo writes it (the real `lifecycle::replay` decides what and
 /// when): it fails as the server's other writes do.
-pub(crate) struct RedoFile<'a>(&'a mut Node);
+pub(crate) struct RedoFile<'a>(&'a mut Node, mark_file::Writer<'static>);
 
 impl crate::host::MarkFile for RedoFile<'_> {
     fn write_mark_file(&mut self, unix_ms: i64, stamped: &Layout) -> Result<(), Error> {
@@ -439,12 +464,13 @@ impl crate::host::MarkFile for RedoFile<'_> {
             return Err(Error::MarkWrite { reason: format!("os error {errno}"), os_error: Some(errno) });
         }
         let n = &mut *self.0;
-        n.disk.file = Some(mark_file::render(unix_ms, n.file_machine_id(), stamped, n.disk.system_identifier));
+        n.disk.file = Some(mark_file::render(unix_ms, self.1, stamped, n.disk.system_identifier));
         Ok(())
     }
 }
 
 /// One lease record replayed (the real `lifecycle::replay`); `Err`: recovery stopped at it.
 pub(crate) fn replay_into(n: &mut Node, shared: &SharedState, l: &Layout, record: &LeaseRecord) -> Result<(), Error> {
-    lifecycle::replay(shared, l, record, &mut RedoFile(n))
+    let writer = n.writer(shared);
+    lifecycle::replay(shared, l, record, &mut RedoFile(n, writer))
 }

@@ -6,7 +6,9 @@
 //! Since version 2 the file is a small JSON document that also says who wrote it: the machine id,
 //! the layout and the cluster's system identifier, so that a copied data directory or a changed
 //! layout is recognised at start (see [`crate::start_check`]). Version 1 files (two lines: a
-//! header and the mark) are still read.
+//! header and the mark) are still read. A server whose machine id is leased from etcd names the id
+//! it held last and the id space (`leased_from`, the etcd prefix; absent in hand-set servers'
+//! files, and in leased servers' files of 0.2.0's betas, which say machine id -1).
 
 use crate::calendar::format_utc;
 use crate::layout::{Layout, LayoutError};
@@ -56,6 +58,8 @@ pub struct MarkRecord {
     pub layout: Option<LayoutRecord>,
     /// The system identifier of the cluster that wrote the file (pg_controldata shows it).
     pub system_identifier: Option<u64>,
+    /// The id space (etcd prefix) the machine id was leased from, when it was.
+    pub leased_from: Option<String>,
 }
 
 /// The file's JSON form.
@@ -69,6 +73,9 @@ struct FileV2 {
     #[serde(default)]
     mark: String,
     machine_id: i64,
+    /// The etcd prefix the machine id was leased from (a hand-set server's file has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    leased_from: Option<String>,
     layout: LayoutRecord,
     system_identifier: u64,
 }
@@ -88,9 +95,13 @@ pub(crate) fn parse(text: &str) -> Result<MarkRecord, String> {
     if text.starts_with(HEADER_V1) {
         let mut lines = text.lines().skip(1);
         return match (lines.next().map(str::parse::<i64>), lines.next()) {
-            (Some(Ok(ms)), None) if ms >= 0 => {
-                Ok(MarkRecord { mark_unix_ms: ms, machine_id: None, layout: None, system_identifier: None })
-            }
+            (Some(Ok(ms)), None) if ms >= 0 => Ok(MarkRecord {
+                mark_unix_ms: ms,
+                machine_id: None,
+                layout: None,
+                system_identifier: None,
+                leased_from: None,
+            }),
             _ => Err("the second and last line is not a time in milliseconds since 1970".into()),
         };
     }
@@ -110,16 +121,26 @@ pub(crate) fn parse(text: &str) -> Result<MarkRecord, String> {
         machine_id: Some(file.machine_id),
         layout: Some(file.layout),
         system_identifier: Some(file.system_identifier),
+        leased_from: file.leased_from,
     })
 }
 
-pub(crate) fn render(mark_unix_ms: i64, machine_id: i64, layout: &Layout, system_identifier: u64) -> String {
+/// Who writes a mark: the machine id it issues under (leased: the one it held last, -1 none), and
+/// the etcd prefix it is leased from, if it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Writer<'a> {
+    pub machine_id: i64,
+    pub leased_from: Option<&'a str>,
+}
+
+pub(crate) fn render(mark_unix_ms: i64, writer: Writer, layout: &Layout, system_identifier: u64) -> String {
     let file = FileV2 {
         format: FORMAT.into(),
         version: VERSION,
         mark_unix_ms,
         mark: format_utc(mark_unix_ms),
-        machine_id,
+        machine_id: writer.machine_id,
+        leased_from: writer.leased_from.map(str::to_string),
         layout: layout.into(),
         system_identifier,
     };
@@ -132,12 +153,12 @@ pub(crate) fn render(mark_unix_ms: i64, machine_id: i64, layout: &Layout, system
 pub fn write(
     dir: &Path,
     mark_unix_ms: i64,
-    machine_id: i64,
+    writer: Writer,
     layout: &Layout,
     system_identifier: u64,
     before_rename: impl FnOnce(),
 ) -> io::Result<()> {
-    write_temp(dir, &render(mark_unix_ms, machine_id, layout, system_identifier))?;
+    write_temp(dir, &render(mark_unix_ms, writer, layout, system_identifier))?;
     before_rename();
     replace(dir)
 }
@@ -173,19 +194,25 @@ mod tests {
         Layout::new(EPOCH_2025, 1, 10, 12).unwrap()
     }
 
+    fn by_hand(machine_id: i64) -> Writer<'static> {
+        Writer { machine_id, leased_from: None }
+    }
+
     #[test]
     fn no_file_is_no_mark_and_a_written_mark_reads_back_with_its_writer() {
         let dir = scratch("roundtrip");
         assert_eq!(read(&dir), Ok(None));
-        write(&dir, 1_764_000_000_123, 7, &layout(), 7_312_345_678_901_234_567, || {}).unwrap();
+        write(&dir, 1_764_000_000_123, by_hand(7), &layout(), 7_312_345_678_901_234_567, || {}).unwrap();
         let expected = MarkRecord {
             mark_unix_ms: 1_764_000_000_123,
             machine_id: Some(7),
             layout: Some((&layout()).into()),
             system_identifier: Some(7_312_345_678_901_234_567),
+            leased_from: None,
         };
         assert_eq!(read(&dir), Ok(Some(expected)));
-        write(&dir, 1_764_000_001_000, 8, &layout(), 1, || {}).unwrap();
+        assert!(!fs::read_to_string(dir.join(FILE_NAME)).unwrap().contains("leased_from"), "as before issue 57");
+        write(&dir, 1_764_000_001_000, by_hand(8), &layout(), 1, || {}).unwrap();
         assert_eq!(read(&dir).unwrap().unwrap().mark_unix_ms, 1_764_000_001_000);
         assert!(!dir.join(TEMP_NAME).exists(), "the temporary file is renamed away");
         let text = fs::read_to_string(dir.join(FILE_NAME)).unwrap();
@@ -199,14 +226,32 @@ mod tests {
         let r = parse("pg_snowflake high-water mark v1\n1764000000123\n").unwrap();
         assert_eq!(
             r,
-            MarkRecord { mark_unix_ms: 1_764_000_000_123, machine_id: None, layout: None, system_identifier: None }
+            MarkRecord {
+                mark_unix_ms: 1_764_000_000_123,
+                machine_id: None,
+                layout: None,
+                system_identifier: None,
+                leased_from: None
+            }
         );
+    }
+
+    #[test]
+    fn a_leased_server_s_file_names_the_id_it_held_and_its_id_space() {
+        let leased = Writer { machine_id: 3, leased_from: Some("/pg_snowflake/prod") };
+        let text = render(5, leased, &layout(), 9);
+        assert!(text.contains("\"machine_id\": 3,\n  \"leased_from\": \"/pg_snowflake/prod\""), "{text}");
+        let r = parse(&text).unwrap();
+        assert_eq!((r.machine_id, r.leased_from.as_deref()), (Some(3), Some("/pg_snowflake/prod")));
+        // A leased server's file of 0.2.0's betas: machine id -1, no id space.
+        let beta = render(5, by_hand(-1), &layout(), 9);
+        assert_eq!(parse(&beta).unwrap().leased_from, None);
     }
 
     #[test]
     fn a_damaged_file_is_an_error_not_a_mark() {
         let dir = scratch("damaged");
-        let good = render(5, 7, &layout(), 9);
+        let good = render(5, by_hand(7), &layout(), 9);
         for bad in [
             "".to_string(),
             "garbage\n".into(),
@@ -230,7 +275,8 @@ mod tests {
 
     #[test]
     fn an_unwritable_directory_is_an_error() {
-        let e = write(Path::new("/nonexistent/pg_snowflake"), 1, 7, &layout(), 1, || panic!("no temporary file"));
+        let e =
+            write(Path::new("/nonexistent/pg_snowflake"), 1, by_hand(7), &layout(), 1, || panic!("no temporary file"));
         assert_eq!(e.unwrap_err().kind(), io::ErrorKind::NotFound, "the system's error is kept");
     }
 }

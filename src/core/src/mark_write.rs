@@ -23,8 +23,11 @@ use crate::mark_writer::{MarkWriter, WriteStep};
 /// Who writes the mark, as the file and the record say it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Identity {
-    /// The machine id ids are issued under; -1 when it is leased (each claim records its own).
+    /// The machine id ids are issued under: set by hand, or leased (the id held last, -1: none
+    /// since the server started).
     pub machine_id: i64,
+    /// The id space (etcd prefix) the machine id is leased from, if it is.
+    pub leased_from: Option<&'static str>,
     /// The layout configured now (the file is stamped by [`lifecycle::stamp`], the record not).
     pub layout: Layout,
     /// The cluster's system identifier.
@@ -77,11 +80,16 @@ pub fn persist<H: MarkIo + Clock + Waiter + Settings>(
     let who = host.identity()?;
     let text = mark_file::render(
         unix_ms,
-        who.machine_id,
+        mark_file::Writer { machine_id: who.machine_id, leased_from: who.leased_from },
         &lifecycle::stamp(writer.shared(), &who.layout),
         who.system_identifier,
     );
-    let record = LeaseRecord { machine_id: who.machine_id, mark_unix_ms: unix_ms, layout: Some((&who.layout).into()) };
+    let record = LeaseRecord {
+        machine_id: who.machine_id,
+        mark_unix_ms: unix_ms,
+        layout: Some((&who.layout).into()),
+        leased: who.leased_from.is_some(),
+    };
     let record_first = host.record_first();
     if !record_first {
         begin(host, WriteStep::FileWrite)?;

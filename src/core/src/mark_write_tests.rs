@@ -41,7 +41,7 @@ impl Recorder {
 impl MarkIo for Recorder {
     fn identity(&mut self) -> Result<Identity, Error> {
         self.io("identity")?;
-        Ok(Identity { machine_id: 7, layout: seed_layout(0), system_identifier: 42 })
+        Ok(Identity { machine_id: 7, leased_from: None, layout: seed_layout(0), system_identifier: 42 })
     }
     fn at_step(&mut self, step: WriteStep) -> Result<(), Error> {
         self.log.push(format!("@{}", step.name()));
@@ -131,7 +131,7 @@ fn the_file_is_in_place_before_the_record_is_inserted_and_both_before_the_mark_i
     assert_eq!((on_disk.mark_unix_ms, on_disk.machine_id, on_disk.system_identifier), (MARK, Some(7), Some(42)));
     assert_eq!(
         host.record,
-        Some(LeaseRecord { machine_id: 7, mark_unix_ms: MARK, layout: Some((&seed_layout(0)).into()) })
+        Some(LeaseRecord { machine_id: 7, mark_unix_ms: MARK, layout: Some((&seed_layout(0)).into()), leased: false })
     );
 }
 

@@ -9,7 +9,9 @@
 //! id (its time, machine, or order).
 //!
 //! Tokens are the 16 bytes in RFC 4648 base32 with the lowercase alphabet `a-z2-7` and no
-//! padding: 26 characters, URL-safe, read case-insensitively.
+//! padding: 26 characters, URL-safe, read case-insensitively. Only that spelling is read: no
+//! whitespace around it (a token is not trimmed), and a last character whose two spare bits are
+//! zero; each other spelling is refused with its own reason ([`Spelling::reason`]).
 
 use crate::error::Error;
 use crate::layout::LayoutError;
@@ -85,12 +87,48 @@ impl PublicKey {
 
 /// The id of `token`, made with `current` or, during a key rotation, `previous`.
 pub fn from_public(token: &str, current: &PublicKey, previous: Option<&PublicKey>) -> Result<i64, Error> {
-    let invalid = |reason: &'static str| Error::InvalidPublicId { token: token.chars().take(40).collect(), reason };
-    let block = unbase32(token.trim()).ok_or_else(|| invalid("it is not 26 characters of a-z and 2-7"))?;
+    let invalid = |reason: String| Error::InvalidPublicId { token: token.chars().take(40).collect(), reason };
+    let block = unbase32(token).map_err(|s| invalid(s.reason()))?;
     current
         .open(block)
         .or_else(|| previous.and_then(|p| p.open(block)))
-        .ok_or_else(|| invalid("it was not made with this server's key: altered, truncated or from elsewhere"))
+        .ok_or_else(|| invalid("it was not made with this server's key: altered, truncated or from elsewhere".into()))
+}
+
+/// Why a text is not the spelling of a token, before any key is tried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spelling {
+    /// Whitespace before or after it: refused, not trimmed, so that one row has one token (but
+    /// for its case).
+    Whitespace,
+    /// Not 26 characters long.
+    Length { chars: usize },
+    /// A character outside a-z, A-Z and 2-7, at this place (1 is the first).
+    Character { at: usize, ch: char },
+    /// The 26th character carries 5 bits of which a token uses 3: its 2 spare bits are set.
+    SpareBits { ch: char },
+}
+
+/// The characters a token may end with: those whose two spare bits are zero.
+pub const LAST_CHARACTERS: &str = "aeimquy4";
+
+impl Spelling {
+    /// The reason in the message ("invalid snowflake public id ...: REASON").
+    pub fn reason(&self) -> String {
+        match self {
+            Spelling::Whitespace => {
+                "it has whitespace before or after it (a token is read as given, not trimmed)".into()
+            }
+            Spelling::Length { chars } => format!("it has {chars} characters, not 26"),
+            Spelling::Character { at, ch } => {
+                format!("its character {at} ({ch:?}) is not one of a-z and 2-7")
+            }
+            Spelling::SpareBits { ch } => format!(
+                "its last character ({ch:?}) sets bits that no token has: a token ends in one of {}",
+                LAST_CHARACTERS.chars().map(String::from).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
 }
 
 fn base32(bytes: &[u8; 16]) -> String {
@@ -100,24 +138,32 @@ fn base32(bytes: &[u8; 16]) -> String {
     (0..TOKEN_LEN).map(|i| ALPHABET[digit(i) as usize] as char).collect()
 }
 
-fn unbase32(text: &str) -> Option<[u8; 16]> {
-    if text.len() != TOKEN_LEN {
-        return None;
+fn unbase32(text: &str) -> Result<[u8; 16], Spelling> {
+    if text.trim() != text {
+        return Err(Spelling::Whitespace);
+    }
+    let chars = text.chars().count();
+    if chars != TOKEN_LEN {
+        return Err(Spelling::Length { chars });
     }
     let mut n: u128 = 0;
-    for (i, c) in text.bytes().enumerate() {
-        let v = ALPHABET.iter().position(|&a| a == c.to_ascii_lowercase())? as u128;
+    // 26 characters, each one byte long: a multi-byte character is reported where it stands.
+    for (i, ch) in text.chars().enumerate() {
+        let v = u8::try_from(ch)
+            .ok()
+            .and_then(|b| ALPHABET.iter().position(|&a| a == b.to_ascii_lowercase()))
+            .ok_or(Spelling::Character { at: i + 1, ch })? as u128;
         if i == TOKEN_LEN - 1 {
             // Only the canonical spelling: the last character's two spare bits are zero.
             if v & 3 != 0 {
-                return None;
+                return Err(Spelling::SpareBits { ch });
             }
             n = (n << 3) | (v >> 2);
         } else {
             n = (n << 5) | v;
         }
     }
-    Some(n.to_be_bytes())
+    Ok(n.to_be_bytes())
 }
 
 #[cfg(test)]
@@ -216,6 +262,42 @@ mod tests {
     }
 
     #[test]
+    fn each_wrong_spelling_has_its_own_reason() {
+        let k = key(KEY_128);
+        let t = k.to_public(253_014_076_999_888_896).unwrap();
+        let reason = |text: &str| match from_public(text, &k, None) {
+            Err(Error::InvalidPublicId { reason, .. }) => reason,
+            other => panic!("{text:?}: {other:?}"),
+        };
+        // Whitespace is refused, never trimmed: one token per row (but for its case).
+        for text in [format!(" {t}"), format!("{t} "), format!("\t{t}"), format!("{t}\n"), format!("\u{a0}{t}")] {
+            assert_eq!(unbase32(&text), Err(Spelling::Whitespace), "{text:?}");
+            assert!(reason(&text).starts_with("it has whitespace before or after it"));
+        }
+        assert_eq!(unbase32(&t[..25]), Err(Spelling::Length { chars: 25 }));
+        assert_eq!(reason(&t[..25]), "it has 25 characters, not 26");
+        assert_eq!(unbase32(""), Err(Spelling::Length { chars: 0 }));
+        assert_eq!(unbase32(&format!("0{}", &t[1..])), Err(Spelling::Character { at: 1, ch: '0' }));
+        assert_eq!(reason(&format!("{}1{}", &t[..9], &t[10..])), "its character 10 ('1') is not one of a-z and 2-7");
+        // A character of two bytes is counted as one.
+        assert_eq!(unbase32(&format!("{}é", &t[..25])), Err(Spelling::Character { at: 26, ch: 'é' }));
+        // The last character: 3 of its 5 bits are the token's, the 2 others must be zero.
+        for c in ALPHABET.iter().map(|&c| c as char) {
+            let text = format!("{}{c}", &t[..25]);
+            let spare = unbase32(&text) == Err(Spelling::SpareBits { ch: c });
+            assert_eq!(spare, !LAST_CHARACTERS.contains(c), "{text}");
+            assert_eq!(unbase32(&text.to_uppercase()).is_ok(), !spare, "{text}, upper case");
+        }
+        assert_eq!(
+            reason(&format!("{}b", &t[..25])),
+            "its last character ('b') sets bits that no token has: a token ends in one of a, e, i, m, q, u, y, 4"
+        );
+        // The canonical token, in any case, is read.
+        assert!(LAST_CHARACTERS.contains(t.chars().last().unwrap()));
+        assert_eq!(from_public(&t.to_uppercase(), &k, None), Ok(253_014_076_999_888_896));
+    }
+
+    #[test]
     fn neighbouring_ids_share_no_structure() {
         let k = key(KEY_128);
         let blocks: Vec<u128> = (0..2000_i64)
@@ -238,7 +320,7 @@ mod tests {
 
         #[test]
         fn base32_round_trips(bytes in any::<[u8; 16]>()) {
-            prop_assert_eq!(unbase32(&base32(&bytes)), Some(bytes));
+            prop_assert_eq!(unbase32(&base32(&bytes)), Ok(bytes));
         }
     }
 }

@@ -15,9 +15,25 @@ pub struct Facts<'a> {
     /// lease is claimed.
     pub leased: bool,
     pub system_identifier: u64,
+    /// Whether the machine id, set by hand, is reserved in an etcd id space, and what this server
+    /// recorded of that reservation.
+    pub reservation: Reservation,
     /// snowflake.accept_layout_change: the old layout, as [`Layout::describe`] says it, when a
     /// change of layout is deliberate.
     pub accepted_layout: &'a str,
+}
+
+/// A machine id set by hand, reserved in an etcd id space (etcd's settings beside it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reservation {
+    /// None to make: no id space beside the machine id (or it is leased, or a pod index).
+    None,
+    /// This server has no record of its reservation of this id confirmed: no id is issued under
+    /// it until it is.
+    Awaiting,
+    /// Its record says it saw this id's reservation confirmed (this data directory on this host,
+    /// this id and id space), and took every tick up to `taken_ms` as used then (-1: none).
+    Confirmed { taken_ms: i64 },
 }
 
 /// What to do at start.
@@ -38,13 +54,21 @@ pub struct Verdict {
 
 pub fn assess(found: &MarkRecord, facts: &Facts) -> Verdict {
     let mut verdict = Verdict::default();
-    match (found.machine_id, facts.machine_id) {
-        (Some(old), Some(new)) if old != new => verdict.notes.push(format!(
+    match (found.machine_id, found.leased_from.as_deref(), facts.machine_id) {
+        // A hand-set (or pod-index) id on a data directory whose machine id was leased.
+        (Some(old), Some(space), Some(new)) => verdict.notes.push(format!(
+            "pg_snowflake: the machine id is {new}; the high-water mark was written while the machine id was leased from etcd (id space {space}){}. Ids continue above the mark.",
+            if old >= 0 { format!(", machine id {old} held last") } else { ", none held then".into() }
+        )),
+        // (A leased server's file of 0.2.0's betas says -1, and no id space.)
+        (Some(-1), None, Some(new)) => verdict.notes.push(format!(
+            "pg_snowflake: the machine id is {new}; the high-water mark was written while the machine id was leased from etcd (a file of 0.2.0's betas: which id, it does not say). Ids continue above the mark."
+        )),
+        (Some(old), None, Some(new)) if old != new => verdict.notes.push(format!(
             "pg_snowflake: the machine id is {new}; the high-water mark was written under machine id {old}. Ids continue above the mark."
         )),
         // A server moved from a machine id set by hand to a leased one (a fleet moved to etcd).
-        // (A leased server's own file says -1: leased.)
-        (Some(old), None) if facts.leased && old >= 0 => verdict.notes.push(format!(
+        (Some(old), None, None) if facts.leased && old >= 0 => verdict.notes.push(format!(
             "pg_snowflake: the machine id is leased from etcd now; the high-water mark was written under machine id {old}, set by hand. Ids continue above the mark, under the id the worker claims (the id {old} if this server reserved it while set by hand)."
         )),
         _ => {}
@@ -107,6 +131,7 @@ mod tests {
             machine_id: Some(machine_id),
             layout: Some(layout.into()),
             system_identifier: Some(system_identifier),
+            leased_from: None,
         }
     }
 
@@ -116,6 +141,7 @@ mod tests {
             layout: Box::leak(Box::new(*layout)),
             machine_id: Some(machine_id),
             system_identifier: 42,
+            reservation: Reservation::None,
             accepted_layout: accepted,
         }
     }
@@ -124,7 +150,8 @@ mod tests {
     fn the_same_server_says_nothing() {
         let l = seed_layout(0);
         assert_eq!(assess(&record(7, &l, 42), &facts(&l, 7, "")), Verdict::default());
-        let v1 = MarkRecord { mark_unix_ms: 5, machine_id: None, layout: None, system_identifier: None };
+        let v1 =
+            MarkRecord { mark_unix_ms: 5, machine_id: None, layout: None, system_identifier: None, leased_from: None };
         assert_eq!(assess(&v1, &facts(&l, 7, "")), Verdict::default(), "a version 1 file says nothing to compare");
     }
 
@@ -151,6 +178,24 @@ mod tests {
             v.notes[0]
         );
         assert_eq!(assess(&record(-1, &l, 42), &leased), Verdict::default(), "a leased server's own file says nothing");
+        let own = MarkRecord { leased_from: Some("/p".into()), ..record(3, &l, 42) };
+        assert_eq!(assess(&own, &leased), Verdict::default(), "nor one that names the id it held");
+    }
+
+    #[test]
+    fn a_hand_set_server_on_a_once_leased_data_directory_names_the_id_held() {
+        let l = seed_layout(0);
+        let leased = MarkRecord { leased_from: Some("/pg_snowflake/prod".into()), ..record(3, &l, 42) };
+        let v = assess(&leased, &facts(&l, 7, ""));
+        assert_eq!(
+            v.notes,
+            ["pg_snowflake: the machine id is 7; the high-water mark was written while the machine id was leased from etcd (id space /pg_snowflake/prod), machine id 3 held last. Ids continue above the mark."]
+        );
+        let none = MarkRecord { machine_id: Some(-1), ..leased };
+        assert!(assess(&none, &facts(&l, 7, "")).notes[0].contains("(id space /pg_snowflake/prod), none held then."));
+        let beta = assess(&record(-1, &l, 42), &facts(&l, 7, ""));
+        assert!(beta.notes[0].contains("leased from etcd (a file of 0.2.0's betas: which id, it does not say)"));
+        assert!(!beta.notes[0].contains("machine id -1"), "{}", beta.notes[0]);
     }
 
     #[test]

@@ -70,6 +70,10 @@ pub struct Mark {
     pub unix_ms: AtomicI64,
     /// The mark found on disk when shared memory was set up: ids wait for the clock to pass it.
     pub restart_tick: AtomicI64,
+    /// The mark recorded for a machine id this server claimed (taken as used: `use_up_to`), -1
+    /// when none: waiting for the clock to pass it, however far ahead the holder before wrote
+    /// it, is no clock rollback of this server's.
+    pub claimed_tick: AtomicI64,
     /// The process id of the one process writing a new mark; 0 when none (see `mark_writer`).
     pub writer: AtomicI32,
     /// What that writer is doing: a `mark_writer::WriteStep`, 0 when none.
@@ -226,6 +230,7 @@ impl SharedState {
                 tick: AtomicI64::new(tick),
                 unix_ms: AtomicI64::new(unix_ms),
                 restart_tick: AtomicI64::new(tick),
+                claimed_tick: AtomicI64::new(-1),
                 writer: AtomicI32::new(0),
                 writer_step: AtomicU8::new(0),
                 unreadable: AtomicBool::new(false),
@@ -265,6 +270,7 @@ impl SharedState {
     pub fn use_up_to(&self, tick: i64, sequence_bits: u32) {
         if tick >= 0 && self.hot.state.fetch_max(used_up(tick, sequence_bits), AcqRel) < used_up(tick, sequence_bits) {
             self.mark.restart_tick.fetch_max(tick, Relaxed);
+            self.mark.claimed_tick.fetch_max(tick, Relaxed);
         }
     }
 

@@ -351,6 +351,38 @@ mod many_backends {
         released_and_reclaimed(true);
     }
 
+    /// Issue 61: the raw entry point's plain case (`Generator::issue_plain`) and the guarded path
+    /// (`try_issue`), the same steps, racing across a lease lost and another id claimed: every id
+    /// once, each within its grant.
+    #[test]
+    fn the_plain_case_and_the_guarded_path_across_a_lost_lease() {
+        model(|| {
+            let shared = Arc::new(state(100));
+            let bits = layout().machine_bits();
+            shared.hot.grant.store(grant::held(OLD, 10, bits), Relaxed);
+            let g = Generator::new(layout(), 0).unwrap();
+            let fast = {
+                let shared = shared.clone();
+                thread::spawn(move || {
+                    [8_i64, 9, 13]
+                        .into_iter()
+                        .filter_map(|tick| g.issue_plain(&shared, EPOCH + tick))
+                        .collect::<Vec<_>>()
+                })
+            };
+            let guarded = backend(&shared, g, 13, 2);
+            shared.hot.grant.store(grant::NOBODY, Release);
+            shared.use_up_to(11, layout().sequence_bits());
+            shared.hot.grant.store(grant::held(NEW, 20, bits), Release);
+            let ids = [fast.join().unwrap(), guarded.join().unwrap()].concat();
+            check(ids, |m, tick| match m {
+                OLD => tick < 10,
+                NEW => tick > 11,
+                _ => false,
+            });
+        });
+    }
+
     /// A renewal (the same id, a later end) while two backends issue: no id twice, none past the
     /// end of the grant it was issued under, and both backends get ids (a grant changed under a
     /// backend makes it start over, never fail).

@@ -102,6 +102,15 @@ impl Action {
     }
 }
 
+/// The actions that need a column, from ACTIONS: "max, min, ... and set_default".
+fn column_actions() -> String {
+    let names: Vec<_> = ACTIONS.iter().filter(|(_, a)| a.needs_column()).map(|(n, _)| *n).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
 /// The role's name, or its number when it no longer exists.
 fn role_name(role: pg_sys::Oid) -> String {
     // SAFETY: GetUserNameFromId with noerr returns NULL or a palloc'd name.
@@ -165,7 +174,7 @@ fn statement(action: Action, rel: &str, col: Option<&str>) -> String {
                 "this action of a conversion needs a column",
                 "snowflake_internal.as_owner",
             )
-            .set_hint("Name the column: max, min, drop_identity, drop_default, widen and set_default act on one column of a table.")
+            .set_hint(format!("Name the column: {} act on one column of a table.", column_actions()))
             .report(PgLogLevel::ERROR);
             unreachable!()
         }))

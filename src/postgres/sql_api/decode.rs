@@ -31,7 +31,7 @@ pub(super) fn parts_row(
     let parts = raise(parts);
     let ts = raise(timestamp(id, &parts));
     let mut row = new_row(fcinfo, "snowflake_parts");
-    // Fields are at most 24 bits wide (16 for presets), so they fit an integer.
+    // Fields are at most MAX_FIELD_BITS (24) wide, a preset's too (presets.rs's tests), so they fit an integer.
     fill_row(
         "snowflake_parts",
         [
@@ -48,7 +48,7 @@ fn snowflake_decode(id: i64, fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composit
     parts_row(fcinfo, id, server_parts(id))
 }
 
-/// `layout`: twitter, discord, instagram, sonyflake, pgedge, or server (this server's own).
+/// `layout`: a preset (`presets::PRESETS`, shown by `snowflake_presets()`), or server (this server's own).
 #[pg_extern(stable, parallel_safe, strict, name = "snowflake_decode")]
 fn snowflake_decode_as(
     id: i64,

@@ -90,7 +90,7 @@ fn snowflake_from_timestamp_fixed(
     raise(layout(epoch).and_then(|l| Ok(l.compose_checked(unix_ms_of(ts)?, 0, 0)?)))
 }
 
-/// `preset`: twitter, discord, instagram, sonyflake or pgedge; not `server`.
+/// `preset`: a preset (`presets::PRESETS`, shown by `snowflake_presets()`); not `server`.
 #[pg_extern(immutable, parallel_safe, strict, name = "snowflake_timestamp")]
 fn snowflake_timestamp_preset(id: i64, preset: &str) -> TimestampWithTimeZone {
     raise(preset_parts(id, preset).and_then(|p| timestamp(id, &p)))

@@ -1,6 +1,8 @@
 //! `snowflake_machine_id_status()`: where this server's machine id comes from, which it is now,
 //! and, when leased from etcd, the lease: its local deadline and time left, the last renewal, the
-//! mark recorded in etcd, the counters and the last error. Reads shared memory only: never etcd.
+//! mark recorded in etcd, the counters and the last error; set by hand with etcd's settings beside,
+//! where its id is reserved; and who else is in the id space (holders and reservations, as last
+//! read). Reads shared memory only: never etcd.
 
 use super::super::clock::wall_clock_ms;
 use super::super::{server_config, shared_memory};
@@ -15,7 +17,10 @@ use std::sync::atomic::Ordering::Relaxed;
 pub(super) fn machine_id_now() -> Option<i64> {
     let g = server_config::generator().ok()?;
     if server_config::etcd().is_none() {
-        return Some(g.machine_id());
+        // Set by hand and reserved in an id space: only while its reservation is confirmed.
+        let refused = server_config::reservation().is_some()
+            && shared_memory::shared().is_some_and(|s| s.hot.grant.load(Relaxed) == grant::NOBODY);
+        return (!refused).then(|| g.machine_id());
     }
     let word = shared_memory::shared()?.hot.grant.load(Relaxed);
     let now_tick = g.layout().tick_at(wall_clock_ms()).ok()?;
@@ -46,6 +51,8 @@ fn snowflake_machine_id_status() -> TableIterator<
         name!(last_error, Option<String>),
         name!(last_error_at, Option<TimestampWithTimeZone>),
         name!(holders_at_claim, Option<i64>),
+        name!(reserved_in, Option<String>),
+        name!(reservations, Option<i64>),
     ),
 > {
     let shared = raise(shared_memory::shared().ok_or(Error::NotPreloaded));
@@ -78,6 +85,9 @@ fn snowflake_machine_id_status() -> TableIterator<
         c.error().or(config_error),
         at(c.error_ms.load(Relaxed)),
         Some(c.holders_at_claim.load(Relaxed)).filter(|&n| leased && n >= 0),
+        // Set by hand, its id reserved in an id space: where (once its worker found it reserved).
+        server_config::reservation().filter(|_| c.reserved_id.load(Relaxed) >= 0).map(|e| e.describe()),
+        Some(c.reservations.load(Relaxed)).filter(|&n| n >= 0),
     );
     TableIterator::once(row)
 }

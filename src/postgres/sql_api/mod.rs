@@ -17,6 +17,7 @@ mod layout;
 mod machine_id;
 mod partition;
 mod peers;
+mod presets;
 mod public_id;
 mod stats;
 

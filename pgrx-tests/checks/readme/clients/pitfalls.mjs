@@ -32,3 +32,8 @@ try {
   if (!(e instanceof TypeError)) throw e;
   console.log(`bigint_json: ${e.name}: ${e.message}`);
 }
+
+// Ids sorted as plain strings: the 19-digit ids (the default layout's from 2032-07-22) come first.
+const sorted = ["999999999999999999", "1000000000000000000"].sort();
+if (sorted[0] !== "1000000000000000000") throw new Error(`expected the string sort to put the 19-digit id first, got ${sorted}`);
+console.log(`string_sort: ${JSON.stringify(sorted)}`);

@@ -84,3 +84,23 @@ try:
 except IntegrityError as e:
     print(f"django_null: {str(e).splitlines()[0]}")
 connection.close()
+
+# Django's JsonResponse, DRF and pydantic write an int id as a JSON number (which JavaScript reads
+# as a double: its last digits lost, the first row above).
+import json  # noqa: E402
+
+import pydantic  # noqa: E402
+from django.http import JsonResponse  # noqa: E402
+from rest_framework.renderers import JSONRenderer  # noqa: E402
+
+big = 253178563728011265
+body = JsonResponse({"id": big}).content.decode()
+assert json.loads(JSONRenderer().render({"id": big})) == {"id": big}, "DRF writes a number"
+
+
+class Out(pydantic.BaseModel):
+    id: int
+
+
+assert json.loads(Out(id=big).model_dump_json()) == {"id": big}, "pydantic writes a number"
+print(f"json_number: {body}")

@@ -1,14 +1,19 @@
-"""The harness of the README's Python recipes (psycopg, django, sqlalchemy), written from the
-README into WORKDIR by pgrx-tests/checks/readme/clients.py. Runs the recipe as an application would (for
-Django: the app `shop` with the README's model and migration, `makemigrations --check`, `migrate`)
-and prints what it got, in the client's own type, for clients.py to compare with the server.
+"""The harness of the README's Python recipes (psycopg, django, sqlalchemy and their by-hand forms),
+written from the README into WORKDIR by pgrx-tests/checks/readme/clients.py. Runs the recipe as an
+application would (for Django: the app `shop` with the README's model and migration,
+`makemigrations --check`, `migrate`) and prints what it got, in the client's own type, for
+clients.py to compare with the server.
 
 The recipe leaves `order_id` (the row "book"), `items` (the 1000 rows "item 0" to "item 999") and
-`ids` (their ids, in the order of `items`).
+`ids` (their ids, in the order of `items`); and where it shows them, `minted` and `minted_by_hand`
+(the row's time, decoded in the application), `body` (the JSON it would send a browser for the row
+"book", holding `id`), `token` and `found` (the row "book"'s public id, and the object that id
+leads back to).
 
 For the ORMs, it also prints how many INSERT statements they sent ("inserts N").
 
 Usage: python_check.py CLIENT WORKDIR (the server from libpq's PG* variables)."""
+import datetime
 import json
 import os
 import runpy
@@ -19,7 +24,7 @@ import psycopg
 client, workdir = sys.argv[1], sys.argv[2]
 sys.path.insert(0, workdir)
 
-if client == "django":
+if client.startswith("django"):
     import django
     from django.conf import settings
     from django.core.management import call_command
@@ -43,7 +48,7 @@ if client == "django":
 # What the ORMs send: their INSERT statements, counted.
 inserts = []
 recipe = os.path.join(workdir, f"recipe_{client}.py")
-if client == "django":
+if client.startswith("django"):
     from django.db import connection
 
     def count(execute, sql, params, many, context):
@@ -52,7 +57,7 @@ if client == "django":
 
     with connection.execute_wrapper(count):
         ns = runpy.run_path(recipe)
-elif client == "sqlalchemy":
+elif client.startswith("sqlalchemy"):
     from sqlalchemy import event
     from sqlalchemy.engine import Engine
 
@@ -67,13 +72,25 @@ order_id, items, ids = ns["order_id"], ns["items"], ns["ids"]
 assert items == [f"item {n}" for n in range(1000)], "items: the rows 'item 0' to 'item 999'"
 assert len(ids) == len(items), f"{len(ids)} ids for {len(items)} items"
 print("type", type(order_id).__name__)
-if client in ("django", "sqlalchemy"):
+if client.startswith(("django", "sqlalchemy")):
     print("inserts", len(inserts))
 for id_, item in [(order_id, "book")] + list(zip(ids, items)):
     assert type(id_) is type(order_id), f"an id of type {type(id_).__name__}"
     print("row", id_, item)
 # A JSON round trip through Python's json (ints of any size are exact).
 print("json", json.loads(json.dumps({"id": order_id}))["id"])
+# The recipe's own JSON for a browser: the id must be a string in it.
+if "body" in ns:
+    sent = json.loads(ns["body"])["id"]
+    assert isinstance(sent, str), f"the body's id is a {type(sent).__name__}, not a string: {ns['body']!r}"
+    print("body", sent)
+for name in ("minted", "minted_by_hand"):
+    if name in ns:
+        t = ns[name].astimezone(datetime.timezone.utc)
+        print(name, t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z")
+if "found" in ns:
+    print("token", ns["token"])
+    print("found", ns["found"].id, ns["found"].item)
 # The server's JSON (snowflake_to_jsonb: the id as a string), parsed by psycopg with json.loads.
 with psycopg.connect() as conn:
     j = conn.execute("SELECT snowflake_to_jsonb(%s)", [order_id]).fetchone()[0]
