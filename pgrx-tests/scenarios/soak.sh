@@ -33,7 +33,7 @@
 #   backend stopped right after loading its grant while its server lost its id to the server
 #   waiting for one and claimed another (the nemesis's stall_across_switch) issues, when continued,
 #   under the lost id, above the mark its new holder found.
-# All three at seed 6, 1.5 minutes each. About 10 minutes in all.
+# All three at seed 6, 1.5 minutes each. About 9 minutes in all.
 export PGOPTIONS="-c client_min_messages=error"
 SEED=58
 out="$PROJECT_DIR/target/soak/ci-seed-$SEED"
