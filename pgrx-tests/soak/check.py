@@ -556,6 +556,12 @@ def main(out):
     w("summary: the plot written: %s" % ("yes" if os.path.getsize(png) > 0 else "no"))
     w("")
     w("verdict: %s" % ("FAILED: a promise is broken (above)" if failed else "every promise kept"))
+    w("")
+    w("the faults as injected (seconds since the clients started):")
+    for e in cfg["events"]:
+        w("  #%-3d %7.1f %-19s %-4s %s%s" % (e["n"], e["start"] - cfg["t0"], e["kind"], e["target"],
+                                            "skipped: " if e["skipped"] and not e["outcome"].startswith("skipped") else "",
+                                            e["outcome"]))
     text = "\n".join(report) + "\n"
     with open(os.path.join(out, "report.txt"), "w") as f:
         f.write(text)
