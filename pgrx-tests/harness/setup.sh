@@ -333,3 +333,24 @@ ensure_etcd35() {
   rm -rf "$dest" "$log"
   mv "$tmp" "$dest"
 }
+
+# The soak's Python (pgrx-tests/soak/requirements.txt: psycopg, matplotlib with numpy) in a venv
+# under $(pg_cache_dir)/soak, installed once and marked installed by a copy of the list, so that a
+# changed list installs again. pgrx-tests/soak/run.sh runs its programs with soak_python.
+SOAK_REQS="$TESTS_DIR/soak/requirements.txt"
+soak_python() { echo "$(pg_cache_dir)/soak/venv/bin/python"; }
+soak_tools_ready() { cmp -s "$SOAK_REQS" "$(pg_cache_dir)/soak/venv/installed.txt" && [ -x "$(soak_python)" ]; }
+
+ensure_soak_tools() {
+  local venv log
+  soak_tools_ready && return 0
+  venv="$(pg_cache_dir)/soak/venv"
+  log="$(mktemp)"
+  say "installing the soak's Python (psycopg, matplotlib) into $venv"
+  rm -rf "$venv" && mkdir -p "$(dirname "$venv")"
+  { python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check -r "$SOAK_REQS"; } >"$log" 2>&1 \
+    || { cat "$log" >&2; die "the soak's Python packages did not install"; }
+  cp "$SOAK_REQS" "$venv/installed.txt"
+  chmod -R a+rX "$(dirname "$venv")"
+  rm -f "$log"
+}

@@ -71,8 +71,8 @@ fn renew_until_sigterm() {
 }
 
 /// On SIGHUP, reads the configuration again (snowflake.max_clock_jump, lease_sync, and the
-/// test builds' clock offset reach the worker this way).
-fn reload_if_asked() {
+/// test builds' clock offset reach the worker this way). The machine id's worker calls it too.
+pub(super) fn reload_if_asked() {
     if BackgroundWorker::sighup_received() {
         // SAFETY: the worker's own configuration, outside any transaction, as PostgreSQL's
         // processes do on SIGHUP.

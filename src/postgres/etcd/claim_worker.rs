@@ -14,6 +14,7 @@ use super::super::clock::wall_clock_ms;
 use super::super::id_source::{self, EtcdConfig};
 use super::super::{etcd_record, key_file, server_config, shared_memory, worker_exit};
 use super::etcd_transport::{self, Tcp};
+use super::super::lease_worker::reload_if_asked;
 use super::tls::{ClientCert, Tls};
 use pg_snowflake_core::calendar::format_utc;
 use pg_snowflake_core::claim_status::Trouble;
@@ -192,6 +193,7 @@ fn gateway_when_ready(config: &EtcdConfig, shared: &SharedState) -> Option<Gatew
                 if !BackgroundWorker::wait_latch(Some(Duration::from_secs(1))) {
                     return None;
                 }
+                reload_if_asked();
             }
         }
     }
@@ -215,6 +217,7 @@ fn reserve(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer, id: 
     let mut reported = false;
     let mut kept = record(config);
     while BackgroundWorker::wait_latch(Some(PERIOD)) && !etcd_transport::stop_requested() {
+        reload_if_asked();
         let now = wall_clock_ms();
         if now < next_ms {
             continue;
@@ -312,6 +315,9 @@ fn hold(config: &EtcdConfig, shared: &SharedState, mut claimer: Claimer) {
     // (wait_latch sees a SIGTERM that came while it waited; stop_requested one that came during a
     // step, whose exchange it ended.)
     while BackgroundWorker::wait_latch(Some(PERIOD)) && !etcd_transport::stop_requested() {
+        // (A reload reaches this worker as every other process: the log's settings, and the test
+        // builds' clock offset, by which the deadlines are reckoned as the backends read the clock.)
+        reload_if_asked();
         let now = wall_clock_ms();
         issuing = say_whether_issuing(&claimer, now, issuing, &mut ever);
         if now < claimer.next_due_ms() && claimer.held().is_some_and(|h| now >= h.sent_ms) {
