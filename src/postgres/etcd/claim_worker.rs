@@ -12,9 +12,9 @@
 
 use super::super::clock::wall_clock_ms;
 use super::super::id_source::{self, EtcdConfig};
+use super::super::lease_worker::reload_if_asked;
 use super::super::{etcd_record, key_file, server_config, shared_memory, worker_exit};
 use super::etcd_transport::{self, Tcp};
-use super::super::lease_worker::reload_if_asked;
 use super::tls::{ClientCert, Tls};
 use pg_snowflake_core::calendar::format_utc;
 use pg_snowflake_core::claim_status::Trouble;
