@@ -183,7 +183,7 @@ export class Layout {
 /** The names of the presets: the layouts of other systems that the server knows too. */
 export const PRESETS = Object.freeze(Object.keys(PRESET_FIELDS));
 
-/** The layout of another system by the server's name for it (twitter, discord, instagram, sonyflake, pgedge; any case). */
+/** The layout of another system by the server's name for it (one of PRESETS, as snowflake_presets() lists them; any case). */
 export function preset(name) {
   const key = String(name).trim().toLowerCase();
   if (!Object.hasOwn(PRESET_FIELDS, key)) throw new RangeError(`unknown snowflake layout ${JSON.stringify(name)}; the presets are ${PRESETS.join(", ")} (and the server's own: serverLayout(db))`);

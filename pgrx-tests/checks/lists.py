@@ -40,7 +40,7 @@ import sys
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
 failures = []
 SKIP_DIRS = {".git", "target", "node_modules", "__pycache__", "site"}
-TEXT = re.compile(r"\.(rs|sql|md|py|sh|toml|yml|yaml|out|txt|json|control)$")
+TEXT = re.compile(r"\.(rs|sql|md|py|sh|toml|yml|yaml|out|txt|json|control|js|mjs|ts)$")
 
 
 def read(path):

@@ -20,7 +20,9 @@ test("the published examples of the presets", () => {
 });
 
 test("every preset round-trips its extremes", () => {
-  assert.deepEqual([...PRESETS], ["twitter", "discord", "instagram", "sonyflake", "pgedge"]);
+  // The names themselves are the server's (server.test.mjs compares them with snowflake_presets()).
+  assert.ok(PRESETS.length > 0 && new Set(PRESETS).size === PRESETS.length, "one name each");
+  assert.ok(PRESETS.every((n) => n === n.toLowerCase()), "lower-case names");
   for (const name of PRESETS) {
     const l = preset(name);
     for (const ms of [l.epochMs, l.epochMs + 123456789, Number(l.endMs) - l.tickMs]) {
