@@ -10,11 +10,12 @@
 # Then writes report.md and PNG plots into the results folder. Figures are printed, never
 # asserted: a slow machine never fails it, a broken benchmark does.
 #
-# Usage: bash pgrx-tests/bench/bench.sh [--quick] [--pg N] [--out DIR]
+# Usage: bash pgrx-tests/bench/bench.sh [--quick] [--pg N] [--out DIR] [--per-id]
 #   --quick  small sizes (well under a minute once built): proves the benchmark works; the test
 #            command runs it
 #   --pg N   the PostgreSQL major (default 15)
 #   --out D  the results folder (default target/bench/pgN, or target/bench/quick-pgN)
+#   --per-id the per-id experiment alone (about two minutes): to repeat its figures
 set -euo pipefail
 # shellcheck source=pgrx-tests/harness/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
@@ -22,12 +23,14 @@ set -euo pipefail
 QUICK=
 MAJOR=15
 OUT=
+EXPERIMENTS="per_id concurrency ceiling btree"
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) QUICK=1 ;;
     --pg) MAJOR=${2:?--pg needs a major}; shift ;;
     --out) OUT=${2:?--out needs a folder}; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --per-id) EXPERIMENTS=per_id ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
   shift
@@ -74,7 +77,7 @@ set_and_restart() {
 }
 
 bench_dir="$PROJECT_DIR/pgrx-tests/bench"
-for experiment in per_id concurrency ceiling btree; do
+for experiment in $EXPERIMENTS; do
   say "experiment: $experiment"
   # shellcheck disable=SC1090
   . "$bench_dir/$experiment.sh"

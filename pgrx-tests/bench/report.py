@@ -111,6 +111,18 @@ ax.set_xlabel("ns per id (median, loop subtracted)")
 ax.set_title(f"Cost per call, one session, PostgreSQL {machine['postgres']}")
 save(fig, "per_id", "cost per id")
 
+
+def finish():
+    (OUT / "report.md").write_text("\n".join(md))
+    print("\n".join(md))
+    if failures:
+        sys.exit("benchmark: " + "; ".join(failures))
+    sys.exit(0)
+
+
+if not (DATA / "concurrency.tsv").exists():  # bench.sh --per-id: the first experiment alone
+    finish()
+
 # ---- concurrency -----------------------------------------------------------------------------
 tps_rounds = defaultdict(list)
 for name, clients, _round, value in rows("concurrency.tsv"):
@@ -285,7 +297,4 @@ for ax, (title, values, unit) in zip(
     ax.set_title(title)
 save(fig, "btree", "B-tree experiment")
 
-(OUT / "report.md").write_text("\n".join(md))
-print("\n".join(md))
-if failures:
-    sys.exit("benchmark: " + "; ".join(failures))
+finish()

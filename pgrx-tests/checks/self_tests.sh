@@ -156,7 +156,7 @@ print(f"docs/sql-reference.md:{block + 4} the presets block lacks the preset pla
 print(f"docs/sql-reference.md:{ref.index('SELECT name, source FROM snowflake_presets();') + 4} the sources block lacks the preset planted")
 fuzz = open(f"{root}/pgrx-tests/expected/fuzz_sql.out").read().split("\n")
 print(f"pgrx-tests/expected/fuzz_sql.out:{next(i for i, l in enumerate(fuzz) if any(n in l for n in real)) + 1} a list of the presets without planted")
-plant("sql/comments.sql", "(max, min, lock, drop_identity", "(max, min, drop_identity", "a list of the actions without lock")
+plant("sql/comments.sql", "(max, min, lock, hold,", "(max, min, hold,", "a list of the actions without lock")
 # A test's line of docs/tests.md renamed (no such test, and the real one missing).
 plant("docs/tests.md", "- `time_unit_10`: ", "- `time_unit_ten`: ", "no such test")
 lines = open(f"{root}/docs/tests.md").read().split("\n")

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The raw entry point's machine code (issue 61): `snowflake_nextval_fast` in a built library may
 call nothing but the vDSO clock (`clock_gettime`) and, for every case but the plain one, the
-guarded function (`sql_api::generate::guarded`): no panic site, no trap, no call into PostgreSQL,
+guarded function (`pg_snowflake_nextval_guarded`, exported so that a stripped library, as the
+packages ship it, still names it): no panic site, no trap, no call into PostgreSQL,
 no allocation. Every call and jump out of the function's own code is read from objdump's
 disassembly and named. Prints what it found; exits 1 when the function calls or jumps anywhere
-else (naming each target), or has no code.
+else (naming each target), or has no code. A call through the GOT is named by the library's
+dynamic relocation of that slot (objdump -R), since a stripped library has no other name for it.
 
 Usage: fast_path_code.py LIBRARY [SYMBOL]   (SYMBOL: snowflake_nextval_fast by default)
 """
@@ -14,11 +16,23 @@ import sys
 
 ALLOWED = [
     (re.compile(r"^clock_gettime(@|$)"), "the vDSO clock"),
-    (re.compile(r"^pg_snowflake::postgres::sql_api::generate::guarded"), "the guarded function"),
+    (re.compile(r"^pg_snowflake_nextval_guarded(@|$)"), "the guarded function"),
 ]
 
 
+def got_slots(library):
+    """{address: symbol} of the library's dynamic relocations (its GOT's slots)."""
+    out = subprocess.run(["objdump", "-R", library], check=True, capture_output=True, text=True).stdout
+    slots = {}
+    for line in out.splitlines():
+        m = re.match(r"^([0-9a-f]+)\s+R_\S+\s+(\S+)", line)
+        if m:
+            slots[int(m.group(1), 16)] = re.sub(r"\+0x[0-9a-f]+$", "", m.group(2))
+    return slots
+
+
 def targets(library, symbol):
+    slots = got_slots(library)
     out = subprocess.run(
         ["objdump", "-d", "-C", "--no-show-raw-insn", f"--disassemble={symbol}", library],
         check=True, capture_output=True, text=True).stdout
@@ -44,6 +58,10 @@ def targets(library, symbol):
         address, name = int(m.group(1), 16), m.group(2)
         if "#" not in ins and lo <= address <= hi:
             continue  # within the function
+        if "#" in ins:
+            name = slots.get(address, name)  # the GOT slot's symbol, stripped library or not
+        elif re.search(r"\+0x[0-9a-f]+$", name):
+            name = f"code at {address:x}, inside {re.sub(r'[+]0x[0-9a-f]+$', '', name)} as far as the symbols say (a local function of a stripped library)"
         name = re.sub(r"\+0x[0-9a-f]+$", "", name)
         found.append((name, line.strip()))
     return len(lines), found

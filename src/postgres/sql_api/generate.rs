@@ -157,17 +157,20 @@ pub unsafe extern "C" fn snowflake_nextval_fast(fcinfo: pg_sys::FunctionCallInfo
         }
     }
     // SAFETY: the fcinfo PostgreSQL gave.
-    unsafe { guarded(fcinfo) }
+    unsafe { pg_snowflake_nextval_guarded(fcinfo) }
 }
 
 /// Every case but the plain one: pgrx's guarded function, kept out of line so that the raw entry's
-/// machine code is the fast path and one jump here (what `fast_path_code.py` checks).
+/// machine code is the fast path and one jump here (what `fast_path_code.py` checks). Exported
+/// under its own name, so that the check can name it in a stripped library (the packages'); it has
+/// no `pg_finfo_` record, so no SQL function can be bound to it.
 ///
 /// # Safety
 /// Called with PostgreSQL's `fcinfo`.
 #[cold]
 #[inline(never)]
-unsafe extern "C" fn guarded(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pg_snowflake_nextval_guarded(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     // SAFETY: pgrx's guarded function, with the fcinfo PostgreSQL gave.
     unsafe { snowflake_nextval_wrapper(fcinfo) }
 }
