@@ -9,8 +9,8 @@
 # worker while it shuts down: an exit with code 1 would leave the session without ids until the
 # postmaster woke for something else). It claims its id again and the session gets ids again;
 # when the session ends, the shutdown completes and no exit of the worker is logged. The control
-# (the test builds' snowflake.fault_sigterm_sender_ignored, the rule before the fix: "stopping"
-# alone ends a worker for good): the worker ends, and the session gets no id until it leaves.
+# (the test builds' snowflake.fault_sigterm_sender_ignored, the rule before the fix: "stopping" by
+# itself ends a worker for good): the worker ends, and the session gets no id until it leaves.
 export PGOPTIONS="-c client_min_messages=error"
 trap stop_etcd EXIT
 plan_etcd 1
