@@ -30,7 +30,7 @@ for old, new in [
     (' {"id": "54910556208918528", "ts": "2025-06-01T12:34:56.789Z"', ' {"id": "54910556208918529", "ts": "2025-06-01T12:34:56.789Z"'),
     ("| `snowflake_clock()` | `timestamptz` | VOLATILE,", "| `snowflake_clock()` | `timestamptz` | STABLE,"),
     ("| `snowflake.machine_bits` | 10 |", "| `snowflake.machine_bits` | 11 |"),
-    ("| `snowflake_nextval()` | 85 |", "| `snowflake_nextval()` | 58 |"),
+    ("| `snowflake_nextval()` | 30 |", "| `snowflake_nextval()` | 58 |"),
     ("negative: check where this value came from.", "negative: look where this value came from."),
     ("(public-ids-and-security.md#public-ids). Revoked from PUBLIC. |", "(public-ids-and-security.md#public-ids). |"),
     ("| `snowflake_machine_id_status()` | **pg_monitor** (and superusers) |", "| `snowflake_machine_id_status()` | PUBLIC |"),
