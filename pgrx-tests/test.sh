@@ -280,6 +280,9 @@ kill_tree() {
 }
 
 BUILDS="$SCRATCH/builds"
+# Every failed scenario, named with the start of its diff (harness/runner.sh), printed last.
+export FAILURES="$SCRATCH/failures"
+: >"$FAILURES"
 mkdir -p "$BUILDS"
 (
   renice -n 19 -p "$BASHPID" >/dev/null
@@ -414,6 +417,7 @@ echo "the checkers' own tests (pgrx-tests/checks/self_tests.sh): $self_tests"
 echo "the etcd proxy's own test (pgrx-tests/harness/etcd_proxy_test.sh, etcd 3.5): $proxy_test"
 echo "packages built and tested: ${PACKAGES:-none}"
 [ ${#failed_units[@]} -eq 0 ] || echo "clippy or cargo pgrx test failed on: ${failed_units[*]}"
+[ ! -s "$FAILURES" ] || cat "$FAILURES"
 echo "scenarios: $passed passed, $failed failed"
 echo "benchmark (quick mode, figures not judged): $bench"
 # A run that ran nothing (no test, no check) fails: it proved nothing.

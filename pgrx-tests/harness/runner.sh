@@ -59,6 +59,12 @@ run_scenario() {
   fi
   printf 'pg%s %s %-40s FAILED (%ss)\n' "$PG_MAJOR" "$KIND" "$name" "$((SECONDS - started))"
   cat "$SCRATCH/$name.diff"
+  # Named again at the end of the run (test.sh), with the start of its diff, where a reader of the
+  # last lines of a long run's output finds it.
+  if [ -n "${FAILURES:-}" ]; then
+    { printf '== pg%s %s %s FAILED; the start of its diff:\n' "$PG_MAJOR" "$KIND" "$name"
+      head -n 30 "$SCRATCH/$name.diff"; } >>"$FAILURES"
+  fi
   for log in "$SCRATCH"/*.log; do
     grep -H -E 'PANIC|FATAL|ERROR|WARNING' "$log" 2>/dev/null | tail -n 20 || true
   done
