@@ -112,7 +112,7 @@ fn initial_state() -> SharedState {
     let started = lifecycle::start(found, &facts, now);
     if found_mark && super::id_source::fault_start_grant() {
         // Test builds only: the start of issue 51's finding 1 (the negative control).
-        started.shared.hot.grant.store(pg_snowflake_core::state::grant::FOREVER, Ordering::Relaxed);
+        started.shared.hot.grant.publish(pg_snowflake_core::state::grant::FOREVER);
     }
     for note in &started.notes {
         pgrx::log!("{note}");

@@ -20,7 +20,7 @@ use crate::host::{Host, Recovery};
 use crate::host::{Limits, Waiter};
 use crate::layout::{Layout, LayoutError};
 use crate::lease;
-use crate::state::{grant, SharedState};
+use crate::state::{grant, GrantSeen, SharedState};
 use std::num::NonZeroU64;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
@@ -95,8 +95,24 @@ pub enum Blocked {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Taken {
     word: u64,
-    grant: u64,
+    grant: GrantSeen,
     behind: bool,
+}
+
+/// How an attempt checks its grant. Only [`GrantCheck::Generation`] in a real build; the others
+/// are the negative controls of the proofs (loom, the lifecycle simulation, `tests/grant_aba.rs`,
+/// the stale_grant scenario), each the fix of issue 56 with a part switched off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrantCheck {
+    /// The grant covers the tick issued, and no grant was published between its load and the
+    /// confirmation (its generation).
+    Generation,
+    /// As `Generation`, but the confirmation compares the grant's word only: a grant published
+    /// again with the same word passes (the ABA).
+    Word,
+    /// As before issue 56: once, against the clock read, neither at the tick issued nor after
+    /// the compare-and-swap.
+    Stale,
 }
 
 /// The layout's numbers an attempt to issue uses, worked out once when the generator is made (a
@@ -160,23 +176,21 @@ pub struct Generator {
     layout: Layout,
     k: Consts,
     machine_id: i64,
-    /// Test builds only: the grant checked as before issue 56 (once, against the clock read, and
-    /// not at the tick issued nor after the compare-and-swap), the negative control of the loom
-    /// models, the simulation and the stale_grant scenario. Always false in a real build.
-    stale_grant: bool,
+    /// [`GrantCheck::Generation`] in a real build; another in a negative control.
+    check: GrantCheck,
 }
 
 impl Generator {
     pub fn new(layout: Layout, machine_id: i64) -> Result<Generator, LayoutError> {
         layout.check_machine_id(machine_id)?;
-        Ok(Generator { layout, k: Consts::of(&layout, machine_id), machine_id, stale_grant: false })
+        Ok(Generator { layout, k: Consts::of(&layout, machine_id), machine_id, check: GrantCheck::Generation })
     }
 
-    /// The generator with the fix of issue 56 switched off (`true`): the negative control of the
-    /// proofs that an id is issued only under a grant that covers its tick and was in force when
-    /// the state word was taken. Test builds only.
-    pub fn with_stale_grant(self, stale_grant: bool) -> Generator {
-        Generator { stale_grant, ..self }
+    /// The generator with the fix of issue 56 switched off in part or whole: the negative
+    /// control of the proofs that an id is issued only under a grant that covers its tick and
+    /// was in force, unchanged, from its load to the id. Test builds only.
+    pub fn with_grant_check(self, check: GrantCheck) -> Generator {
+        Generator { check, ..self }
     }
 
     pub fn layout(&self) -> &Layout {
@@ -205,14 +219,16 @@ impl Generator {
     ///   word's last tick (that tick may lie past the grant's end, pushed there under a newer
     ///   grant), and
     /// - under the grant in force when the state word was taken: after the compare-and-swap the
-    ///   grant is read again, and if it changed, the word taken is let go (a gap, never an id)
-    ///   and the attempt starts over under the new grant. The worker changes the grant word before
-    ///   anything that moves the state word on its behalf (`use_up_to`, the new grant's backends),
-    ///   and every change of the state word is a read-modify-write, so a compare-and-swap that
-    ///   read a word written after the switch (acquire) sees the switch when it reads the grant
-    ///   again. A word written before the switch carries a tick the old grant covered, below the
-    ///   mark recorded for it (and a release's final mark covers every such word: see
-    ///   `claim::stop_issuing`).
+    ///   grant's generation is read again, and if a grant was published since the attempt loaded
+    ///   its own (even one with the same word: a release and a claim of the same id), the word
+    ///   taken is let go (a gap, never an id) and the attempt starts over under the new grant.
+    ///   The worker takes a grant away (publishes another) before anything moves the state word
+    ///   on behalf of what follows (a release's read of it, a new grant's `use_up_to`, that
+    ///   grant's backends), and every change of the state word is a read-modify-write, so a
+    ///   compare-and-swap that read a word written after the switch (acquire) sees the switch's
+    ///   generation when it reads it again. A word written before the switch carries a tick the
+    ///   old grant covered, below the mark recorded for it (and a release's final mark covers
+    ///   every such word: see `claim::stop_issuing`).
     ///
     /// Proven by the loom models with two backends and the worker (tests/loom.rs) and the
     /// lifecycle simulation's backends that stall between any two steps: the attempt is its three
@@ -256,8 +272,8 @@ impl Generator {
     /// cache line as the state word. Set by hand, it is held for ever; leased, until the lease's
     /// local deadline, so that a server paused past its lease issues nothing when it resumes.
     #[inline(always)]
-    pub fn load_grant(shared: &SharedState) -> u64 {
-        shared.hot.grant.load(Acquire)
+    pub fn load_grant(shared: &SharedState) -> GrantSeen {
+        shared.hot.grant.seen()
     }
 
     /// An attempt's second step: a state word taken (compare-and-swap) at the clock's `now_tick`
@@ -269,7 +285,7 @@ impl Generator {
         &self,
         shared: &SharedState,
         now_tick: u64,
-        grant: u64,
+        grant: GrantSeen,
     ) -> Result<Option<Taken>, Blocked> {
         let k = &self.k;
         let s = k.sequence_bits;
@@ -279,7 +295,7 @@ impl Generator {
         let now_tick = now_tick as i64;
         // The first tick the grant does not cover, as a slot: a slot is covered while it is at
         // most this.
-        let until_slot = grant >> k.machine_bits;
+        let until_slot = grant.word >> k.machine_bits;
         if now_slot > until_slot && !mutant::off(mutant::Check::GrantCoversClock) {
             return Err(Blocked::NotHeld);
         }
@@ -305,8 +321,12 @@ impl Generator {
                 // pushed the word there under a newer one: start over under it), or the clock
                 // reads behind a tick issued before this grant began (stepped back): wait for the
                 // clock, as for any tick behind the clock.
-                if last_slot > until_slot && !self.stale_grant && !mutant::off(mutant::Check::GrantCoversTick) {
-                    if shared.hot.grant.load(Acquire) != grant {
+                if last_slot > until_slot
+                    && self.check != GrantCheck::Stale
+                    && !mutant::off(mutant::Check::GrantCoversTick)
+                {
+                    // (The word too: a grant stored whose generation is not raised yet.)
+                    if !shared.hot.grant.unchanged_since(grant) || shared.hot.grant.word() != grant.word {
                         return Ok(None);
                     }
                     return Err(Blocked::Tick { last_tick: last_slot as i64 - 1, now_tick });
@@ -328,10 +348,15 @@ impl Generator {
     /// tick.
     #[inline(always)]
     pub fn confirm(&self, shared: &SharedState, taken: Taken) -> Option<(i64, bool)> {
-        if !self.stale_grant && shared.hot.grant.load(Acquire) != taken.grant {
+        let confirmed = match self.check {
+            GrantCheck::Generation => shared.hot.grant.unchanged_since(taken.grant),
+            GrantCheck::Word => shared.hot.grant.word() == taken.grant.word,
+            GrantCheck::Stale => true,
+        };
+        if !confirmed {
             return None;
         }
-        Some((self.k.id_of(taken.word, taken.grant & self.k.machine_mask), taken.behind))
+        Some((self.k.id_of(taken.word, taken.grant.word & self.k.machine_mask), taken.behind))
     }
 
     /// `snowflake_nextval()`: the next id of this server, and none while it is in recovery (a hot
@@ -443,7 +468,7 @@ impl Generator {
                 // Waiting would not cure it within a call: the lease's holder keeps claiming.
                 Blocked::NotHeld => {
                     shared.claim.refusals.fetch_add(1, Relaxed);
-                    let word = shared.hot.grant.load(Relaxed);
+                    let word = shared.hot.grant.word();
                     let lapsed = (word != grant::NOBODY).then(|| grant::parts(word, self.layout.machine_bits()).0);
                     return Err(Error::MachineIdNotHeld {
                         source: String::new(),

@@ -642,7 +642,7 @@ fn plain_case_agrees(seed: u64, cases: usize) -> Result<usize, String> {
             let st = SharedState::starting_at(None, s, 0);
             st.hot.state.store(word, Ordering::Relaxed);
             st.mark.tick.store(mark, Ordering::Relaxed);
-            st.hot.grant.store(grant_word, Ordering::Relaxed);
+            st.hot.grant.publish(grant_word);
             st
         };
         // The oracle.
@@ -721,7 +721,7 @@ fn the_last_tick_past_the_grant_waits_for_the_clock() {
     let last = 50_000_000;
     st.hot.state.store(((last + 1) as u64) << l.sequence_bits(), Ordering::Relaxed);
     st.mark.tick.store(last + 1_000, Ordering::Relaxed);
-    st.hot.grant.store(grant::held(3, last - 10, l.machine_bits()), Ordering::Relaxed);
+    st.hot.grant.publish(grant::held(3, last - 10, l.machine_bits()));
     let now_ms = l.tick_start_ms(last - 20).unwrap();
     assert_eq!(g.try_issue(&st, now_ms), Err(Ok(Blocked::Tick { last_tick: last, now_tick: last - 20 })));
     let issued = mutant::with(Check::GrantCoversTick, || g.try_issue(&st, now_ms));

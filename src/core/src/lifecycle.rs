@@ -98,7 +98,7 @@ pub fn start(found: Result<Option<MarkRecord>, String>, facts: &Facts, now_ms: i
             started.shared.use_up_to(facts.layout.tick_of_mark(taken_ms), facts.layout.sequence_bits());
         }
     }
-    started.shared.hot.grant.store(initial_grant(facts), Relaxed);
+    started.shared.hot.grant.publish(initial_grant(facts));
     started
 }
 
@@ -346,12 +346,12 @@ mod tests {
         for file in [Ok(None), found(&l, EPOCH_2025 + 5_000)] {
             let s = start(file, &leased, EPOCH_2025 + 6_000);
             s.shared.mark.tick.store(i64::MAX, Relaxed);
-            assert_eq!(s.shared.hot.grant.load(Relaxed), grant::NOBODY);
+            assert_eq!(s.shared.hot.grant.word(), grant::NOBODY);
             assert_eq!(g.try_issue(&s.shared, EPOCH_2025 + 7_000), Err(Ok(Blocked::NotHeld)));
         }
         // Set by hand: held for ever, its own machine id.
         let s = start(found(&l, EPOCH_2025 + 5_000), &facts(&l, ""), EPOCH_2025 + 6_000);
-        assert_eq!(s.shared.hot.grant.load(Relaxed), grant::FOREVER);
+        assert_eq!(s.shared.hot.grant.word(), grant::FOREVER);
         // The control: the start of issue 51's finding 1 issues under machine id 0.
         OFF.with(|o| o.set(Some(Off::StartGrant)));
         let s = start(found(&l, EPOCH_2025 + 5_000), &leased, EPOCH_2025 + 6_000);

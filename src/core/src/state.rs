@@ -29,7 +29,72 @@ pub struct Hot {
     /// `until_tick`, under the generator's own machine id OR the leased one. A machine id set by
     /// hand (or read from a pod index) is held for ever ([`grant::FOREVER`], leased bits 0); one
     /// leased from etcd is held until the local deadline of its lease, and 0 means held by nobody.
-    pub grant: AtomicU64,
+    pub grant: GrantCell,
+}
+
+/// The grant word and how many times one was published: a backend's attempt confirms that no
+/// grant was published since it loaded its own, not only that the word reads the same. A word
+/// can be published again exactly as it was (a release whose final mark a clock stepped back
+/// kept below the grant's end, then a claim of the same id with a deadline in the same tick; or
+/// any two grants of one id near the end of the timestamp field, where every deadline is the
+/// last tick), and a backend that took the state word after the release must not issue then
+/// (issue 56's ABA: `tests/grant_aba.rs`).
+///
+/// The word is stored before the generation is raised, and read after it: a reader that sees a
+/// generation sees that publication's word or a later one. Every change goes through
+/// [`GrantCell::publish`]; one process publishes (the postmaster at start, then the machine-id
+/// worker).
+#[repr(C)]
+pub struct GrantCell {
+    word: AtomicU64,
+    generation: AtomicU64,
+}
+
+/// A grant as a backend loaded it: the word and its generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GrantSeen {
+    pub word: u64,
+    generation: u64,
+}
+
+impl GrantCell {
+    pub fn new(word: u64) -> GrantCell {
+        GrantCell { word: AtomicU64::new(word), generation: AtomicU64::new(0) }
+    }
+
+    /// Publishes `word`: every attempt that loaded an earlier grant fails its confirmation from
+    /// now on, whatever the words. The word in force again changes nothing (a renewal whose
+    /// deadline falls in the same tick): nothing came between.
+    pub fn publish(&self, word: u64) {
+        if self.word.load(Relaxed) == word {
+            return;
+        }
+        self.word.store(word, Release);
+        self.generation.fetch_add(1, Release);
+    }
+
+    /// The grant in force, with its generation (an attempt's first step).
+    #[inline(always)]
+    pub fn seen(&self) -> GrantSeen {
+        let generation = self.generation.load(Acquire);
+        GrantSeen { word: self.word.load(Acquire), generation }
+    }
+
+    /// Whether no grant was published since `seen` was loaded: a state word taken under `seen`
+    /// whose compare-and-swap came after a later publication (or after anything the worker did
+    /// behind one: a release's read of the state word, a new grant's `use_up_to`, its backends)
+    /// sees that publication's generation here (the compare-and-swap acquires, and every change
+    /// of the state word is a read-modify-write).
+    #[inline(always)]
+    pub fn unchanged_since(&self, seen: GrantSeen) -> bool {
+        self.generation.load(Acquire) == seen.generation
+    }
+
+    /// The word alone: what reports it (the status, an error's message), and the negative
+    /// control that confirms by the word (`GrantCheck::Word`).
+    pub fn word(&self) -> u64 {
+        self.word.load(Acquire)
+    }
 }
 
 /// The grant word of [`Hot::grant`], as plain arithmetic.
@@ -225,7 +290,7 @@ impl SharedState {
             _ => (0, -1, -1),
         };
         SharedState {
-            hot: Hot { state: AtomicU64::new(state), issued: AtomicU64::new(0), grant: AtomicU64::new(grant::FOREVER) },
+            hot: Hot { state: AtomicU64::new(state), issued: AtomicU64::new(0), grant: GrantCell::new(grant::FOREVER) },
             mark: Mark {
                 tick: AtomicI64::new(tick),
                 unix_ms: AtomicI64::new(unix_ms),

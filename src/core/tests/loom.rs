@@ -10,7 +10,7 @@ use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use loom::sync::Arc;
 use loom::thread;
 use pg_snowflake_core::error::Error;
-use pg_snowflake_core::generator::Generator;
+use pg_snowflake_core::generator::{Generator, GrantCheck};
 use pg_snowflake_core::host::{Clock, Events, Limits, MarkStore, Processes, Settings};
 use pg_snowflake_core::lease::{self, Cover};
 use pg_snowflake_core::mark_writer::{self, MarkWriter, Taken};
@@ -211,7 +211,7 @@ fn a_switch_of_leased_machine_id_never_issues_outside_either_grant() {
     model(|| {
         let shared = Arc::new(state(100));
         let bits = layout().machine_bits();
-        shared.hot.grant.store(grant::held(OLD, OLD_UNTIL, bits), Relaxed);
+        shared.hot.grant.publish(grant::held(OLD, OLD_UNTIL, bits));
         let g = Generator::new(layout(), 0).unwrap();
         let backend = {
             let shared = shared.clone();
@@ -223,9 +223,9 @@ fn a_switch_of_leased_machine_id_never_issues_outside_either_grant() {
             })
         };
         // The worker: the old grant taken away, the new id's mark used up, the new grant.
-        shared.hot.grant.store(grant::NOBODY, std::sync::atomic::Ordering::Release);
+        shared.hot.grant.publish(grant::NOBODY);
         shared.use_up_to(NEW_MARK, layout().sequence_bits());
-        shared.hot.grant.store(grant::held(NEW, 20, bits), std::sync::atomic::Ordering::Release);
+        shared.hot.grant.publish(grant::held(NEW, 20, bits));
         let ids = backend.join().unwrap();
         let mut seen = std::collections::HashSet::new();
         for id in ids {
@@ -248,7 +248,7 @@ mod many_backends {
     use super::*;
     use pg_snowflake_core::etcd::claim;
     use pg_snowflake_core::state::grant;
-    use std::sync::atomic::Ordering::Release;
+    use std::sync::atomic::Ordering::{Acquire, Release};
 
     const OLD: i64 = 1;
     const NEW: i64 = 2;
@@ -277,19 +277,19 @@ mod many_backends {
     /// loses OLD and claims NEW (its recorded mark 11 taken as used); another backend issues
     /// under NEW at tick 13; the stalled backend resumes. Under OLD only ticks before 10 (the new
     /// holder of OLD issues above OLD's mark, 10); under NEW only ticks above 11.
-    fn lost_and_switched(stale_grant: bool) {
+    fn lost_and_switched(check_grant: GrantCheck) {
         model(move || {
             let shared = Arc::new(state(100));
             let bits = layout().machine_bits();
-            shared.hot.grant.store(grant::held(OLD, 10, bits), Relaxed);
-            let g = Generator::new(layout(), 0).unwrap().with_stale_grant(stale_grant);
+            shared.hot.grant.publish(grant::held(OLD, 10, bits));
+            let g = Generator::new(layout(), 0).unwrap().with_grant_check(check_grant);
             let stalled = backend(&shared, g, 8, 1);
             let other = backend(&shared, g, 13, 2);
             // The worker: the lease of OLD lost (the grant taken away), NEW claimed: its mark used
             // up, then its grant published.
-            shared.hot.grant.store(grant::NOBODY, Release);
+            shared.hot.grant.publish(grant::NOBODY);
             shared.use_up_to(11, layout().sequence_bits());
-            shared.hot.grant.store(grant::held(NEW, 20, bits), Release);
+            shared.hot.grant.publish(grant::held(NEW, 20, bits));
             let ids = [stalled.join().unwrap(), other.join().unwrap()].concat();
             check(ids, |m, tick| match m {
                 OLD => tick < 10,
@@ -301,7 +301,7 @@ mod many_backends {
 
     #[test]
     fn a_backend_stalled_across_a_lost_lease_issues_under_no_grant_past_its_end() {
-        lost_and_switched(false);
+        lost_and_switched(GrantCheck::Generation);
     }
 
     /// The negative control: with the grant checked as before issue 56, loom finds the review's
@@ -309,7 +309,7 @@ mod many_backends {
     #[test]
     #[should_panic(expected = "machine id 1 at tick 13")]
     fn without_the_fix_a_stalled_backend_issues_under_the_old_id_past_its_grant() {
-        lost_and_switched(true);
+        lost_and_switched(GrantCheck::Stale);
     }
 
     /// A clean release, then another id claimed (a worker terminated and started again): the
@@ -319,18 +319,18 @@ mod many_backends {
     /// NEW (tick 9). The next holder of OLD issues above OLD's final mark, so under OLD only ticks
     /// at or below it; under NEW only above 8. Checking the tick against the grant's end is not
     /// enough here (9 < 10): the grant must be the one in force when the state word was taken.
-    fn released_and_reclaimed(stale_grant: bool) {
+    fn released_and_reclaimed(check_grant: GrantCheck) {
         model(move || {
             let shared = Arc::new(state(100));
             let bits = layout().machine_bits();
-            shared.hot.grant.store(grant::held(OLD, 10, bits), Relaxed);
-            let g = Generator::new(layout(), 0).unwrap().with_stale_grant(stale_grant);
+            shared.hot.grant.publish(grant::held(OLD, 10, bits));
+            let g = Generator::new(layout(), 0).unwrap().with_grant_check(check_grant);
             let stalled = backend(&shared, g, 6, 1);
             let other = backend(&shared, g, 9, 2);
             let stopped = claim::stop_issuing(&shared, &layout(), || EPOCH + 6);
             let final_mark = claim::final_mark(&shared, &layout(), stopped, EPOCH + 10, EPOCH + 10) - EPOCH;
             shared.use_up_to(8, layout().sequence_bits());
-            shared.hot.grant.store(grant::held(NEW, 20, bits), Release);
+            shared.hot.grant.publish(grant::held(NEW, 20, bits));
             let ids = [stalled.join().unwrap(), other.join().unwrap()].concat();
             check(ids, |m, tick| match m {
                 OLD => tick <= final_mark,
@@ -342,13 +342,82 @@ mod many_backends {
 
     #[test]
     fn a_backend_stalled_across_a_release_issues_nothing_above_the_final_mark() {
-        released_and_reclaimed(false);
+        released_and_reclaimed(GrantCheck::Generation);
     }
 
     #[test]
     #[should_panic(expected = "machine id 1 at tick 9")]
     fn without_the_fix_a_stalled_backend_issues_above_the_final_mark() {
-        released_and_reclaimed(true);
+        released_and_reclaimed(GrantCheck::Stale);
+    }
+
+    /// The grant's ABA (`tests/grant_aba.rs`): OLD (until 10) released on a clock stepped back
+    /// (the worker reads tick 3: the final mark is 4 unless a backend's word is above it), the
+    /// next holder of OLD issues up to tick 9 and releases it, and this server claims OLD again:
+    /// that holder's mark (9) used up, then the same word published again, held(OLD, 10). A
+    /// backend read its clock at tick 9 before the step back and loaded the grant before the
+    /// release (its load made before the worker starts); it takes a word at any point of the
+    /// worker's steps, then stalls until OLD is claimed again (a flag), and confirms (starting over
+    /// if it must). Loom's search, bounded by preemptions, did not reach that last order unforced,
+    /// with one or two worker threads and another backend beside (two minutes each run); every
+    /// interleaving of the take with the worker's steps, and every value each load may see, are
+    /// still explored. Under OLD only ticks at or below the final mark (the first grant) or above 9
+    /// (the second): a backend whose compare-and-swap landed after the release's read of the state
+    /// word must not confirm under the grant published again.
+    fn released_and_claimed_again(check_grant: GrantCheck) {
+        model(move || {
+            let shared = Arc::new(state(100));
+            let bits = layout().machine_bits();
+            shared.hot.grant.publish(grant::held(OLD, 10, bits));
+            let g = Generator::new(layout(), 0).unwrap().with_grant_check(check_grant);
+            let loaded = Generator::load_grant(&shared);
+            let claimed_again = Arc::new(AtomicBool::new(false));
+            let stalled = {
+                let (shared, claimed_again) = (shared.clone(), claimed_again.clone());
+                thread::spawn(move || {
+                    let resumed = g.take::<false>(&shared, 9, loaded).ok().flatten();
+                    // Stalled again until OLD is claimed again (a flag: loom's bounded search
+                    // alone did not reach this order).
+                    while !claimed_again.load(Acquire) {
+                        thread::yield_now();
+                    }
+                    match resumed.map(|t| g.confirm(&shared, t)) {
+                        Some(Some((id, _))) => vec![id],
+                        // Refused, a wait, or the grant changed: an attempt as any other.
+                        _ => g.try_issue(&shared, EPOCH + 9).ok().map(|(id, _)| id).into_iter().collect(),
+                    }
+                })
+            };
+            // The worker releases OLD; the next holder issues up to tick 9 and releases it; the
+            // worker claims OLD again: that holder's mark used up, the same word published.
+            let worker = {
+                let shared = shared.clone();
+                thread::spawn(move || {
+                    let stopped = claim::stop_issuing(&shared, &layout(), || EPOCH + 3);
+                    let final_mark = claim::final_mark(&shared, &layout(), stopped, EPOCH + 10, EPOCH + 10) - EPOCH;
+                    shared.use_up_to(9, layout().sequence_bits());
+                    shared.hot.grant.publish(grant::held(OLD, 10, bits));
+                    claimed_again.store(true, Release);
+                    final_mark
+                })
+            };
+            let final_mark = worker.join().unwrap();
+            let ids = stalled.join().unwrap();
+            check(ids, |m, tick| m == OLD && (tick <= final_mark || tick > 9));
+        });
+    }
+
+    #[test]
+    fn a_grant_published_again_with_the_same_word_is_a_new_grant() {
+        released_and_claimed_again(GrantCheck::Generation);
+    }
+
+    /// The negative control: confirmed by the grant's word alone, loom finds the ABA (an id under
+    /// OLD at tick 9, above the final mark 4, which the next holder of OLD issued too).
+    #[test]
+    #[should_panic(expected = "machine id 1 at tick 9")]
+    fn confirmed_by_the_word_alone_a_backend_issues_under_a_grant_published_again() {
+        released_and_claimed_again(GrantCheck::Word);
     }
 
     /// Issue 61: the raw entry point's plain case (`Generator::issue_plain`) and the guarded path
@@ -359,7 +428,7 @@ mod many_backends {
         model(|| {
             let shared = Arc::new(state(100));
             let bits = layout().machine_bits();
-            shared.hot.grant.store(grant::held(OLD, 10, bits), Relaxed);
+            shared.hot.grant.publish(grant::held(OLD, 10, bits));
             let g = Generator::new(layout(), 0).unwrap();
             let fast = {
                 let shared = shared.clone();
@@ -371,9 +440,9 @@ mod many_backends {
                 })
             };
             let guarded = backend(&shared, g, 13, 2);
-            shared.hot.grant.store(grant::NOBODY, Release);
+            shared.hot.grant.publish(grant::NOBODY);
             shared.use_up_to(11, layout().sequence_bits());
-            shared.hot.grant.store(grant::held(NEW, 20, bits), Release);
+            shared.hot.grant.publish(grant::held(NEW, 20, bits));
             let ids = [fast.join().unwrap(), guarded.join().unwrap()].concat();
             check(ids, |m, tick| match m {
                 OLD => tick < 10,
@@ -391,11 +460,11 @@ mod many_backends {
         model(|| {
             let shared = Arc::new(state(100));
             let bits = layout().machine_bits();
-            shared.hot.grant.store(grant::held(OLD, 10, bits), Relaxed);
+            shared.hot.grant.publish(grant::held(OLD, 10, bits));
             let g = Generator::new(layout(), 0).unwrap();
             let a = backend(&shared, g, 8, 1);
             let b = backend(&shared, g, 9, 1);
-            shared.hot.grant.store(grant::held(OLD, 12, bits), Release);
+            shared.hot.grant.publish(grant::held(OLD, 12, bits));
             let (a, b) = (a.join().unwrap(), b.join().unwrap());
             assert_eq!((a.len(), b.len()), (1, 1), "each backend issued");
             check([a, b].concat(), |m, tick| m == OLD && tick < 12);

@@ -16,7 +16,7 @@ use super::super::clock::wall_clock_ms;
 use super::super::host::PgHost;
 use super::super::{process_counters, server_config, settings, shared_memory};
 use super::raise;
-use pg_snowflake_core::generator::Generator;
+use pg_snowflake_core::generator::{Generator, GrantCheck};
 use pg_snowflake_core::host::Recovery;
 use pg_snowflake_core::state::SharedState;
 use pg_snowflake_core::Error;
@@ -47,7 +47,7 @@ fn nextval() -> Result<i64, Error> {
     // Test builds only: the negative control of issue 56's fix.
     #[cfg(feature = "fault_injection")]
     if settings::fault_stale_grant() {
-        return generator.with_stale_grant(true).nextval(shared, &mut PgHost).map_err(name_the_source);
+        return generator.with_grant_check(GrantCheck::Stale).nextval(shared, &mut PgHost).map_err(name_the_source);
     }
     let id = generator.nextval(shared, &mut PgHost).map_err(name_the_source)?;
     // An id issued, so the library is preloaded, its configuration valid, shared memory attached

@@ -19,10 +19,10 @@ pub(super) fn machine_id_now() -> Option<i64> {
     if server_config::etcd().is_none() {
         // Set by hand and reserved in an id space: only while its reservation is confirmed.
         let refused = server_config::reservation().is_some()
-            && shared_memory::shared().is_some_and(|s| s.hot.grant.load(Relaxed) == grant::NOBODY);
+            && shared_memory::shared().is_some_and(|s| s.hot.grant.word() == grant::NOBODY);
         return (!refused).then(|| g.machine_id());
     }
-    let word = shared_memory::shared()?.hot.grant.load(Relaxed);
+    let word = shared_memory::shared()?.hot.grant.word();
     let now_tick = g.layout().tick_at(wall_clock_ms()).ok()?;
     grant::in_effect(word, g.layout().machine_bits(), now_tick)
 }

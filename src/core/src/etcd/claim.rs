@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 #[cfg(not(loom))]
 use std::sync::atomic::fence;
-use std::sync::atomic::Ordering::{Relaxed, Release, SeqCst};
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
 /// Takes the grant away (no backend issues under the leased id from now on) and returns a time
 /// at or after the tick of every id a backend issued or will issue under it: the final mark
@@ -58,7 +58,7 @@ use std::sync::atomic::Ordering::{Relaxed, Release, SeqCst};
 /// check this: it models the clock as a memory location and SeqCst as AcqRel, and so allows a
 /// stale grant read a whole tick late, which the hardware does not.)
 pub fn stop_issuing(shared: &SharedState, layout: &Layout, clock: impl FnOnce() -> i64) -> i64 {
-    shared.hot.grant.store(grant::NOBODY, Release);
+    shared.hot.grant.publish(grant::NOBODY);
     fence(SeqCst);
     clock().saturating_add(layout.tick_ms())
 }
@@ -584,7 +584,7 @@ impl Claimer {
     /// shared memory, the lease in the status): renewing it keeps the id, and its ids flow on.
     pub fn resume(&mut self, shared: &SharedState) {
         let lease = shared.claim.lease_id.load(Relaxed);
-        let word = shared.hot.grant.load(Relaxed);
+        let word = shared.hot.grant.word();
         if lease == 0 || word == grant::NOBODY || word == grant::FOREVER {
             return;
         }
@@ -962,7 +962,7 @@ impl Claimer {
                 }
                 remember(id, taken);
                 self.reservation_confirmed = true;
-                shared.hot.grant.store(grant::FOREVER, Release);
+                shared.hot.grant.publish(grant::FOREVER);
                 shared.claim.set_error(None, Trouble::None, now_ms);
             }
             Err(e) => {
@@ -970,7 +970,7 @@ impl Claimer {
                 // of this cluster is not taken back.)
                 let conclusive = e.trouble() == Trouble::Reserved || matches!(e, ClaimError::SpaceLayout { .. });
                 if conclusive && self.switches.hand_set_guard {
-                    shared.hot.grant.store(grant::NOBODY, Release);
+                    shared.hot.grant.publish(grant::NOBODY);
                 }
                 shared.claim.set_error(Some(&e.message(&self.space)), e.trouble(), now_ms);
             }
@@ -1038,7 +1038,7 @@ impl Claimer {
         // restore is dealt with.
         let written = match self.record_mark(etcd, &mut held, want).and_then(|w| self.check_seen(etcd).map(|()| w)) {
             Err(e @ ClaimError::Restored { .. }) => {
-                shared.hot.grant.store(grant::NOBODY, Release);
+                shared.hot.grant.publish(grant::NOBODY);
                 shared.claim.lease_id.store(0, Relaxed);
                 self.held = None;
                 return Err(e);
@@ -1102,7 +1102,7 @@ impl Claimer {
     }
 
     fn lose(&mut self, shared: &SharedState, why: &str) -> ClaimError {
-        shared.hot.grant.store(grant::NOBODY, Release);
+        shared.hot.grant.publish(grant::NOBODY);
         shared.claim.lease_id.store(0, Relaxed);
         let id = self.held.take().map_or(-1, |h| h.id);
         ClaimError::Lost { id, why: why.into() }
@@ -1139,7 +1139,7 @@ impl Claimer {
         // Ids are allowed while the clock's tick is below the tick the deadline falls in, so
         // never at or after the deadline.
         let until = if self.switches.deadline { self.layout.tick_of_mark(held.deadline_ms) } else { i64::MAX };
-        shared.hot.grant.store(grant::held(held.id, until, self.layout.machine_bits()), Release);
+        shared.hot.grant.publish(grant::held(held.id, until, self.layout.machine_bits()));
     }
 
     /// The mark recorded for `id`, if any, and the revision of its key (0: none).

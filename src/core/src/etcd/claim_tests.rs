@@ -29,7 +29,7 @@ pub(crate) fn layout(machine_bits: u32) -> Layout {
 pub(crate) fn server() -> SharedState {
     let s = SharedState::starting_at(None, 12, 0);
     s.mark.tick.store(i64::MAX, Relaxed);
-    s.hot.grant.store(grant::NOBODY, Relaxed);
+    s.hot.grant.publish(grant::NOBODY);
     s
 }
 
@@ -403,7 +403,7 @@ pub(crate) fn restarted_above(mark_ms: i64) -> SharedState {
     let l = layout(4);
     let s = SharedState::starting_at(Some((l.tick_of_mark(mark_ms), mark_ms)), 12, mark_ms);
     s.mark.tick.store(i64::MAX, Relaxed);
-    s.hot.grant.store(grant::NOBODY, Relaxed);
+    s.hot.grant.publish(grant::NOBODY);
     s
 }
 
@@ -874,7 +874,7 @@ fn a_hand_set_server_refuses_its_id_while_a_leasing_server_holds_it() {
         let leased_id = issue(&leasing, 2, now + 100).unwrap();
         // The hand-set server starts (no record of a reservation: held by nobody) with etcd down.
         let hand = server();
-        hand.hot.grant.store(if guard { grant::NOBODY } else { grant::FOREVER }, Relaxed);
+        hand.hot.grant.publish(if guard { grant::NOBODY } else { grant::FOREVER });
         let mut hc = Claimer::new(space(2), holder(7), layout(2), switches);
         etcd.down = true;
         let e = hc.hold_reserved(&mut etcd.client(false), &hand, 0, now + 200, |_, _| {}).unwrap_err();
@@ -926,7 +926,7 @@ fn a_copy_that_takes_a_reservation_over_is_named_and_the_original_stops() {
     let now = EPOCH + 10_000;
     let mut etcd = EtcdModel::at(now);
     let original = server();
-    original.hot.grant.store(grant::FOREVER, Relaxed);
+    original.hot.grant.publish(grant::FOREVER);
     let mut oc = claimer(7, 2);
     assert_eq!(oc.hold_reserved(&mut etcd.client(false), &original, 2, now, |_, _| {}).map(|r| r.0), Ok(Reserved::Now));
     assert_eq!(oc.taken_over_from(), None);

@@ -94,7 +94,7 @@
 use crate::error::Error;
 use crate::etcd::claim::Switches;
 use crate::etcd::etcd_record::EtcdRecord;
-use crate::generator::Generator;
+use crate::generator::{Generator, GrantCheck};
 use crate::lease;
 use crate::lease_record::LeaseRecord;
 use crate::lifecycle;
@@ -284,6 +284,14 @@ pub(crate) enum Step {
         node: usize,
         taken: bool,
     },
+    /// The oldest stalled backend of the server that has loaded the grant but not taken a state
+    /// word takes one now, under the grant it loaded, and stalls again before its confirmation:
+    /// with `Stall` and `Resume`, a backend stalls between any two of its steps (load, take,
+    /// confirm) with the world moving on in each gap (a release between its load and its take, a
+    /// claim of the same id between its take and its confirmation: the grant's ABA).
+    Take {
+        node: usize,
+    },
     /// The oldest stalled backend of the server goes on where it stopped (or starts over, as its
     /// attempt does when the grant changed meanwhile).
     Resume {
@@ -363,6 +371,8 @@ pub(crate) struct Reached {
     pub(crate) stalls: u64,
     pub(crate) ids_after_stall: u64,
     pub(crate) stalls_started_over: u64,
+    /// Stalled backends that took their state word in a step of its own (`Step::Take`).
+    pub(crate) stalled_takes: u64,
     /// The leased servers' part.
     pub(crate) etcd: EtcdReached,
 }
@@ -382,6 +392,7 @@ impl Reached {
         self.stalls += o.stalls;
         self.ids_after_stall += o.ids_after_stall;
         self.stalls_started_over += o.stalls_started_over;
+        self.stalled_takes += o.stalled_takes;
         self.etcd.add(&o.etcd);
     }
 }
@@ -562,7 +573,7 @@ impl World {
         let own = if n.lease.is_some() { 0 } else { n.machine_id };
         let generator = Generator::new(l, own)
             .expect("machine ids fit every layout")
-            .with_stale_grant(self.space.controls.stale_grant);
+            .with_grant_check(self.space.controls.grant_check);
         let pid = n.pid_base + backend as i32;
         let started_us = n.monotonic_us(*now_us);
         let bound_us = call_bound_us(n);
@@ -737,14 +748,14 @@ impl World {
     /// before they load anything; an attempt that ends at its second step (a refusal, a wait)
     /// leaves nothing stalled.
     fn stall(&mut self, i: usize, taken: bool) {
-        let (now_us, stale_grant) = (self.now_us, self.space.controls.stale_grant);
+        let (now_us, grant_check) = (self.now_us, self.space.controls.grant_check);
         let n = &self.nodes[i];
         let Some(shared) = n.running.as_deref().filter(|_| n.role == Role::Primary && !n.frozen(now_us)) else {
             return;
         };
         let l = layout(n.layout);
         let own = if n.lease.is_some() { 0 } else { n.machine_id };
-        let g = Generator::new(l, own).expect("machine ids fit every layout").with_stale_grant(stale_grant);
+        let g = Generator::new(l, own).expect("machine ids fit every layout").with_grant_check(grant_check);
         let reading_us = n.clock_us(now_us);
         let Ok(now_tick) = l.tick_at(reading_us.div_euclid(1000)) else { return };
         let grant = Generator::load_grant(shared);
@@ -771,12 +782,41 @@ impl World {
         self.nodes[i].stalled.push(Stalled { reading_us, grant, lease_id, held, taken });
     }
 
+    /// The oldest stalled backend of a server that has not taken a word takes one (see
+    /// [`Step::Take`]) and stays stalled; an attempt that cannot take one (a refusal, a wait)
+    /// goes on as any other call would.
+    fn take(&mut self, i: usize) -> Result<(), String> {
+        let grant_check = self.space.controls.grant_check;
+        let n = &mut self.nodes[i];
+        let Some(k) = n.stalled.iter().position(|s| s.taken.is_none()).filter(|_| n.running.is_some()) else {
+            return Ok(());
+        };
+        let shared = n.running.as_deref().expect("running");
+        let l = layout(n.layout);
+        let own = if n.lease.is_some() { 0 } else { n.machine_id };
+        let g = Generator::new(l, own).expect("machine ids fit every layout").with_grant_check(grant_check);
+        let s = &mut n.stalled[k];
+        let now_tick = l.tick_at(s.reading_us.div_euclid(1000)).expect("read when it stalled");
+        match g.take::<false>(shared, now_tick as u64, s.grant) {
+            Ok(Some(t)) => {
+                s.taken = Some(t);
+                self.reached.stalled_takes += 1;
+                Ok(())
+            }
+            _ => {
+                n.stalled.remove(k);
+                self.reached.stalls_started_over += 1;
+                self.issue(i, 7, None).map(|_| ())
+            }
+        }
+    }
+
     /// The oldest stalled backend of a server resumes (see [`Step::Resume`]): it takes a word
     /// under the grant it loaded (if it had not yet) and confirms it; an id is held to every
     /// promise as any other, under the lease of the grant it loaded; an attempt that must start
     /// over is a call as any other.
     fn resume(&mut self, i: usize) -> Result<(), String> {
-        let stale_grant = self.space.controls.stale_grant;
+        let grant_check = self.space.controls.grant_check;
         let n = &mut self.nodes[i];
         if n.stalled.is_empty() || n.running.is_none() {
             return Ok(());
@@ -785,7 +825,7 @@ impl World {
         let shared = n.running.as_deref().expect("running");
         let l = layout(n.layout);
         let own = if n.lease.is_some() { 0 } else { n.machine_id };
-        let g = Generator::new(l, own).expect("machine ids fit every layout").with_stale_grant(stale_grant);
+        let g = Generator::new(l, own).expect("machine ids fit every layout").with_grant_check(grant_check);
         let now_tick = l.tick_at(s.reading_us.div_euclid(1000)).expect("read when it stalled");
         let taken = match s.taken {
             Some(t) => Some(t),
@@ -885,6 +925,7 @@ impl World {
             | Step::Reserve { node }
             | Step::Stall { node, .. }
             | Step::Resume { node }
+            | Step::Take { node }
             | Step::WorkerRestart { node, .. } => node,
             Step::BaseBackup { from, .. } => from,
             _ => return false,
@@ -935,6 +976,7 @@ impl World {
             Step::Freeze { node, ms } => self.freeze(node, ms),
             Step::Stall { node, taken } => self.stall(node, taken),
             Step::Resume { node } => self.resume(node)?,
+            Step::Take { node } => self.take(node)?,
             Step::Reserve { node } => {
                 let now_ms = self.now_ms(node);
                 self.etcd();
@@ -1018,7 +1060,7 @@ impl World {
             let l = layout(n.layout);
             let Some((id, deadline)) = grant_of(shared, &l) else { continue };
             grants.push((i, id, deadline));
-            let word = shared.hot.grant.load(Relaxed);
+            let word = shared.hot.grant.word();
             let now_tick = l.tick_of_mark(self.now_ms(i));
             let in_effect = crate::state::grant::in_effect(word, l.machine_bits(), now_tick).is_some();
             // (etcd restored from a snapshot forgot the claims made since: see `leased_id`.)
@@ -1391,6 +1433,7 @@ fn random_step(rng: &mut Rng, leased_in_focus: bool, reserving: bool, restoring:
         168..=170 => Step::WorkerRestart { node: leased, terminated: rng.below(2) == 0 },
         171 => Step::PostmasterDeath { node },
         172..=174 => Step::Stall { node: leased, taken: rng.below(2) == 0 },
+        175 => Step::Take { node: leased },
         _ => Step::Resume { node: leased },
     }
 }
@@ -1547,7 +1590,8 @@ fn lifecycle_sim() {
                 && r.backups_in_write > 0
                 && r.finding_3_windows > 0
                 && r.ids_after_stall > 0
-                && r.stalls_started_over > 0),
+                && r.stalls_started_over > 0
+                && r.stalled_takes > 0),
         "the histories reached only {r:?}"
     );
     if let (true, Err(what)) = (runs >= 200, r.etcd.all_reached()) {
@@ -1650,7 +1694,7 @@ fn lifecycle_sim_finds_each_claim_mechanism_switched_off() {
         ("the hand-set guard", Controls { switches: Switches { hand_set_guard: false, ..on }, ..Controls::ALL_ON }),
         ("the revision check", Controls { switches: Switches { revision_check: false, ..on }, ..Controls::ALL_ON }),
         ("errors read as errors", Controls { misread_errors: true, ..Controls::ALL_ON }),
-        ("the grant checked at the tick issued", Controls { stale_grant: true, ..Controls::ALL_ON }),
+        ("the grant checked at the tick issued", Controls { grant_check: GrantCheck::Stale, ..Controls::ALL_ON }),
     ] {
         let (done, _, failure) = search(1, 200, 1_000, controls, Some(true));
         let report = failure.unwrap_or_else(|| panic!("{what} off: {done} steps broke no promise"));
@@ -1681,7 +1725,7 @@ fn a_backend_stalled_across_a_lost_lease_issues_under_the_grant_in_force() {
     ];
     let reached = run(&history, Controls::ALL_ON).unwrap_or_else(|(at, what)| panic!("step {at}: {what}"));
     assert_eq!((reached.stalls, reached.stalls_started_over), (1, 1), "{reached:?}");
-    let stale = run(&history, Controls { stale_grant: true, ..Controls::ALL_ON });
+    let stale = run(&history, Controls { grant_check: GrantCheck::Stale, ..Controls::ALL_ON });
     let (at, what) =
         stale.expect_err("with the grant checked as before, the stalled backend issues under the old claim");
     assert_eq!(at, 9, "{what}");

@@ -44,6 +44,7 @@ use crate::etcd::claim::{
     ClaimError, Claimer, Etcd, Guard, Holder, Kv, MarkRecord, Put, Seen, Space, SpaceLayout, Step, Switches, Txn,
 };
 use crate::etcd::etcd_record::{EtcdRecord, ReservedRecord};
+use crate::generator::GrantCheck;
 use crate::layout::Layout;
 use crate::simulation::etcd_model::{EtcdModel, Fault, Snapshot};
 use crate::state::{grant, SharedState};
@@ -66,13 +67,14 @@ pub(crate) struct Controls {
     pub(crate) switches: Switches,
     /// etcd's error answers to reads misread as empty answers (see `EtcdModel::misread_errors`).
     pub(crate) misread_errors: bool,
-    /// The generator checks the grant as before issue 56 (`Generator::with_stale_grant`).
-    pub(crate) stale_grant: bool,
+    /// How the generator checks its grant: `Generation` but in the negative controls of issue 56
+    /// (`Generator::with_grant_check`).
+    pub(crate) grant_check: GrantCheck,
 }
 
 impl Controls {
     pub(crate) const ALL_ON: Controls =
-        Controls { switches: Switches::ALL_ON, misread_errors: false, stale_grant: false };
+        Controls { switches: Switches::ALL_ON, misread_errors: false, grant_check: GrantCheck::Generation };
 }
 
 /// Why a leased server's next claim is counted: it starts a server that was promoted, or a copy
@@ -541,8 +543,7 @@ impl IdSpace {
         let me = holder(node, system_identifier, 0);
         let claimer =
             reserver.get_or_insert_with(|| Claimer::new(space(layout), me.clone(), *layout, self.controls.switches));
-        let refused_before =
-            shared.hot.grant.load(Relaxed) == grant::NOBODY && shared.claim.trouble() == Trouble::Reserved;
+        let refused_before = shared.hot.grant.word() == grant::NOBODY && shared.claim.trouble() == Trouble::Reserved;
         let mut calls = Calls { etcd: &mut self.etcd, cut: false, armed: &mut self.armed, seen: None };
         let remember = |id, taken: Option<i64>| {
             let r = record.get_or_insert_with(|| EtcdRecord::new(PREFIX));
@@ -571,7 +572,7 @@ impl IdSpace {
                 }
             }
         }
-        shared.hot.grant.load(Relaxed) != grant::NOBODY
+        shared.hot.grant.word() != grant::NOBODY
     }
 
     /// An id issued by hand-set server `node` that reserves its machine id, under its holding
@@ -848,7 +849,7 @@ impl IdSpace {
 
 /// The grant a running leased server has published, if any: (machine id, deadline).
 pub(crate) fn grant_of(shared: &SharedState, layout: &Layout) -> Option<(i64, i64)> {
-    let word = shared.hot.grant.load(Relaxed);
+    let word = shared.hot.grant.word();
     (word != grant::NOBODY && word != grant::FOREVER)
         .then(|| (grant::parts(word, layout.machine_bits()).0, shared.claim.deadline_ms.load(Relaxed)))
 }

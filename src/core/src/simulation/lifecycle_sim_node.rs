@@ -145,7 +145,7 @@ pub(crate) struct Node {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Stalled {
     pub(crate) reading_us: i64,
-    pub(crate) grant: u64,
+    pub(crate) grant: crate::state::GrantSeen,
     pub(crate) lease_id: i64,
     pub(crate) held: bool,
     pub(crate) taken: Option<crate::generator::Taken>,
