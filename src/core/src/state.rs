@@ -42,8 +42,7 @@ pub struct Hot {
 ///
 /// The word is stored before the generation is raised, and read after it: a reader that sees a
 /// generation sees that publication's word or a later one. Every change goes through
-/// [`GrantCell::publish`]; one process publishes (the postmaster at start, then the machine-id
-/// worker).
+/// [`GrantCell::publish`] (the postmaster at start, then the machine-id worker).
 #[repr(C)]
 pub struct GrantCell {
     word: AtomicU64,
@@ -63,12 +62,9 @@ impl GrantCell {
     }
 
     /// Publishes `word`: every attempt that loaded an earlier grant fails its confirmation from
-    /// now on, whatever the words. The word in force again changes nothing (a renewal whose
-    /// deadline falls in the same tick): nothing came between.
+    /// now on, whatever the words (the same word again too: an attempt under way starts over, a
+    /// gap; no publisher needs to know what the word was).
     pub fn publish(&self, word: u64) {
-        if self.word.load(Relaxed) == word {
-            return;
-        }
         self.word.store(word, Release);
         self.generation.fetch_add(1, Release);
     }
