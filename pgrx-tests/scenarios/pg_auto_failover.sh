@@ -86,6 +86,10 @@ tcp_psql "$port_a" \
 autoctl create postgres --pgdata "$SCRATCH/b" --pgport "$port_b" --monitor "$monitor" --name b "${common[@]}" >"$SCRATCH/b_create.log" 2>&1
 autoctl run --pgdata "$SCRATCH/b" >"$SCRATCH/b_run.log" 2>&1 &
 wait_state b secondary
+# a goes from wait_primary to primary only once it reports that b is its secondary; the monitor
+# promotes no node while its primary is still in wait_primary (a CI run killed a there: b stayed
+# secondary for the whole wait).
+wait_state a primary
 wait_tcp "$port_b"
 echo "pg_auto_failover: a is the primary, b its secondary, both with machine id $(tcp_psql "$port_b" -At -c "SHOW snowflake.machine_id")"
 echo "snowflake.fault_clock_offset = '-3s'" | as_pg_owner tee -a "$SCRATCH/b/postgresql.conf" >/dev/null
